@@ -1,0 +1,7 @@
+// Package v1alpha1 is the only version of the visibility.periscope.dev API group. Its objects are
+// computed from live cluster state; there is no internal version and no storage version.
+//
+// +k8s:deepcopy-gen=package
+// +k8s:openapi-gen=true
+// +groupName=visibility.periscope.dev
+package v1alpha1

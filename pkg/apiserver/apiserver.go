@@ -1,0 +1,133 @@
+// Package apiserver assembles Periscope's aggregated API server: the generic API server, the
+// stores, the REST storages of the visibility.periscope.dev group and the controllers that
+// keep the stores current.
+package apiserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apiserver/pkg/registry/rest"
+	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/apiserver/pkg/server/healthz"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2"
+
+	"periscope.dev/periscope/pkg/apis/visibility/v1alpha1"
+	"periscope.dev/periscope/pkg/controllers/rukpakconfig"
+	rukpakconfigregistry "periscope.dev/periscope/pkg/registry/visibility/rukpakconfig"
+	"periscope.dev/periscope/pkg/rukpak"
+	"periscope.dev/periscope/pkg/sources"
+	"periscope.dev/periscope/pkg/store"
+)
+
+// ExtraConfig is Periscope's own configuration.
+type ExtraConfig struct {
+	// RukPakNamespace is where upstream rukpak's provisioner Deployments run.
+	RukPakNamespace string
+	// DiscoveryInterval is how often discovery is read to follow source CRDs.
+	DiscoveryInterval time.Duration
+	// Store configures every store (bookmark interval, event log and buffer sizes).
+	Store store.Config
+	// Kubernetes, Dynamic and Discovery read the sources.
+	Kubernetes kubernetes.Interface
+	Dynamic    dynamic.Interface
+	Discovery  discovery.DiscoveryInterface
+}
+
+// Config is the generic API server's configuration plus Periscope's.
+type Config struct {
+	GenericConfig *genericapiserver.RecommendedConfig
+	ExtraConfig   ExtraConfig
+}
+
+type completedConfig struct {
+	GenericConfig genericapiserver.CompletedConfig
+	ExtraConfig   *ExtraConfig
+}
+
+// CompletedConfig is a Config with defaults filled in.
+type CompletedConfig struct {
+	*completedConfig
+}
+
+// Complete fills in defaults.
+func (c *Config) Complete() CompletedConfig {
+	return CompletedConfig{&completedConfig{
+		GenericConfig: c.GenericConfig.Complete(),
+		ExtraConfig:   &c.ExtraConfig,
+	}}
+}
+
+// Server is a Periscope API server.
+type Server struct {
+	GenericAPIServer *genericapiserver.GenericAPIServer
+}
+
+// New builds the server: stores, REST storages, controllers (started by a post-start hook)
+// and a readyz check that fails until every source has synced and the objects are computed.
+func (c CompletedConfig) New() (*Server, error) {
+	generic, err := c.GenericConfig.New("periscope-apiserver", genericapiserver.NewEmptyDelegate())
+	if err != nil {
+		return nil, fmt.Errorf("building the generic API server: %w", err)
+	}
+	extra := c.ExtraConfig
+
+	rukpakStore := rukpakconfigregistry.NewStore(extra.Store)
+	rukpakController := rukpakconfig.New(extra.RukPakNamespace, rukpakStore, func(ctx context.Context) (rukpakconfig.Identity, error) {
+		return clusterIdentity(ctx, extra.Kubernetes)
+	})
+	dynamicSources := sources.NewDynamicSources(extra.Discovery, extra.Dynamic, rukpakconfig.SourceResources(), extra.DiscoveryInterval, rukpakController.Enqueue)
+	workloads := sources.NewWorkloads(extra.Kubernetes, extra.RukPakNamespace, rukpak.ProvisionerLabel, rukpakController.Enqueue)
+	rukpakController.SetSources(dynamicSources, workloads)
+	ready := func() error {
+		if !rukpakController.Computed() {
+			return errors.New("sources are not synced yet")
+		}
+		return nil
+	}
+
+	group := genericapiserver.NewDefaultAPIGroupInfo(v1alpha1.GroupName, Scheme, metav1.ParameterCodec, Codecs)
+	group.VersionedResourcesStorageMap[v1alpha1.SchemeGroupVersion.Version] = map[string]rest.Storage{
+		"rukpakconfigs": rukpakconfigregistry.NewREST(rukpakStore, ready),
+	}
+	if err := generic.InstallAPIGroup(&group); err != nil {
+		return nil, fmt.Errorf("installing %s: %w", v1alpha1.GroupName, err)
+	}
+
+	if err := generic.AddReadyzChecks(healthz.NamedCheck("periscope-sources-synced", func(*http.Request) error { return ready() })); err != nil {
+		return nil, fmt.Errorf("adding the readyz check: %w", err)
+	}
+
+	generic.AddPostStartHookOrDie("periscope-controllers", func(ctx genericapiserver.PostStartHookContext) error {
+		// The hook's context ends when the server stops.
+		go dynamicSources.Run(ctx)
+		workloads.Start(ctx)
+		go rukpakController.Run(ctx)
+		return nil
+	})
+	return &Server{GenericAPIServer: generic}, nil
+}
+
+// clusterIdentity reads the kube-system namespace, retrying until it is readable: its uid and
+// creation time are the same for every replica and every restart.
+func clusterIdentity(ctx context.Context, client kubernetes.Interface) (rukpakconfig.Identity, error) {
+	var id rukpakconfig.Identity
+	err := wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
+		ns, err := client.CoreV1().Namespaces().Get(ctx, metav1.NamespaceSystem, metav1.GetOptions{})
+		if err != nil {
+			klog.ErrorS(err, "Reading namespace kube-system; retrying")
+			return false, nil
+		}
+		id = rukpakconfig.Identity{UID: ns.UID, Created: ns.CreationTimestamp}
+		return true, nil
+	})
+	return id, err
+}

@@ -1,0 +1,165 @@
+// Package server holds the command-line options of periscope-apiserver and runs it.
+package server
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/spf13/cobra"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/apiserver/pkg/endpoints/openapi"
+	genericapiserver "k8s.io/apiserver/pkg/server"
+	genericoptions "k8s.io/apiserver/pkg/server/options"
+	"k8s.io/apiserver/pkg/util/compatibility"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	netutils "k8s.io/utils/net"
+
+	"periscope.dev/periscope/pkg/apis/visibility/v1alpha1"
+	"periscope.dev/periscope/pkg/apiserver"
+	generatedopenapi "periscope.dev/periscope/pkg/generated/openapi"
+	"periscope.dev/periscope/pkg/store"
+)
+
+// Options are periscope-apiserver's flags.
+type Options struct {
+	// Recommended carries serving, delegated authentication and authorization, audit and the
+	// kubeconfig. It has no etcd and no admission: nothing is stored and nothing is written.
+	Recommended *genericoptions.RecommendedOptions
+
+	RukPakNamespace   string
+	DiscoveryInterval time.Duration
+	BookmarkInterval  time.Duration
+	EventLogSize      int
+	WatcherBuffer     int
+}
+
+// NewOptions returns the defaults.
+func NewOptions() *Options {
+	o := &Options{
+		Recommended:       genericoptions.NewRecommendedOptions("", apiserver.Codecs.LegacyCodec(v1alpha1.SchemeGroupVersion)),
+		RukPakNamespace:   "rukpak-system",
+		DiscoveryInterval: 5 * time.Second,
+		BookmarkInterval:  30 * time.Second,
+		EventLogSize:      10000,
+		WatcherBuffer:     1000,
+	}
+	o.Recommended.Etcd = nil
+	o.Recommended.Admission = nil
+	// kube-apiserver already applies priority and fairness before proxying to us, and doing it
+	// again would need read access to the flowcontrol API.
+	o.Recommended.Features.EnablePriorityAndFairness = false
+	return o
+}
+
+// NewCommand returns the periscope-apiserver command.
+func NewCommand(ctx context.Context) *cobra.Command {
+	o := NewOptions()
+	cmd := &cobra.Command{
+		Use:   "periscope-apiserver",
+		Short: "Serves computed, read-only visibility objects (RukPakConfig) as an aggregated API",
+		RunE: func(c *cobra.Command, _ []string) error {
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(c.Context())
+		},
+	}
+	cmd.SetContext(ctx)
+	flags := cmd.Flags()
+	o.Recommended.AddFlags(flags)
+	flags.StringVar(&o.RukPakNamespace, "rukpak-namespace", o.RukPakNamespace, "Namespace where upstream rukpak runs its provisioner Deployments.")
+	flags.DurationVar(&o.DiscoveryInterval, "discovery-interval", o.DiscoveryInterval, "How often API discovery is read to notice source CRDs that are installed or removed.")
+	flags.DurationVar(&o.BookmarkInterval, "bookmark-interval", o.BookmarkInterval, "How often watches that allow bookmarks receive one (at most 1m).")
+	flags.IntVar(&o.EventLogSize, "event-log-size", o.EventLogSize, "Changes kept per resource for watches and paginated lists that resume from an older resource version.")
+	flags.IntVar(&o.WatcherBuffer, "watcher-buffer", o.WatcherBuffer, "Events a watcher may fall behind before it is closed (its client then resumes).")
+	return cmd
+}
+
+// Validate checks the options.
+func (o *Options) Validate() error {
+	errs := o.Recommended.Validate()
+	if o.RukPakNamespace == "" {
+		errs = append(errs, fmt.Errorf("--rukpak-namespace must not be empty"))
+	}
+	if o.DiscoveryInterval < time.Second {
+		errs = append(errs, fmt.Errorf("--discovery-interval must be at least 1s"))
+	}
+	if o.BookmarkInterval <= 0 || o.BookmarkInterval > time.Minute {
+		errs = append(errs, fmt.Errorf("--bookmark-interval must be in (0, 1m]"))
+	}
+	if o.EventLogSize < 100 {
+		errs = append(errs, fmt.Errorf("--event-log-size must be at least 100"))
+	}
+	if o.WatcherBuffer < 10 {
+		errs = append(errs, fmt.Errorf("--watcher-buffer must be at least 10"))
+	}
+	return utilerrors.NewAggregate(errs)
+}
+
+// Config builds the server configuration.
+func (o *Options) Config() (*apiserver.Config, error) {
+	if err := o.Recommended.SecureServing.MaybeDefaultWithSelfSignedCerts("localhost", nil, []net.IP{netutils.ParseIPSloppy("127.0.0.1")}); err != nil {
+		return nil, fmt.Errorf("creating self-signed certificates: %w", err)
+	}
+	generic := genericapiserver.NewRecommendedConfig(apiserver.Codecs)
+	generic.EffectiveVersion = compatibility.DefaultBuildEffectiveVersion()
+	generic.FeatureGate = utilfeature.DefaultFeatureGate
+	namer := openapi.NewDefinitionNamer(apiserver.Scheme)
+	generic.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(generatedopenapi.GetOpenAPIDefinitions, namer)
+	generic.OpenAPIConfig.Info.Title = "Periscope"
+	generic.OpenAPIConfig.Info.Version = v1alpha1.SchemeGroupVersion.Version
+	generic.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(generatedopenapi.GetOpenAPIDefinitions, namer)
+	generic.OpenAPIV3Config.Info.Title = "Periscope"
+	generic.OpenAPIV3Config.Info.Version = v1alpha1.SchemeGroupVersion.Version
+	if err := o.Recommended.ApplyTo(generic); err != nil {
+		return nil, fmt.Errorf("applying options: %w", err)
+	}
+	if generic.ClientConfig == nil {
+		return nil, fmt.Errorf("no client configuration: pass --kubeconfig or run in a cluster")
+	}
+	kube, err := kubernetes.NewForConfig(generic.ClientConfig)
+	if err != nil {
+		return nil, fmt.Errorf("building the Kubernetes client: %w", err)
+	}
+	dyn, err := dynamic.NewForConfig(generic.ClientConfig)
+	if err != nil {
+		return nil, fmt.Errorf("building the dynamic client: %w", err)
+	}
+	disco, err := discovery.NewDiscoveryClientForConfig(generic.ClientConfig)
+	if err != nil {
+		return nil, fmt.Errorf("building the discovery client: %w", err)
+	}
+	return &apiserver.Config{
+		GenericConfig: generic,
+		ExtraConfig: apiserver.ExtraConfig{
+			RukPakNamespace:   o.RukPakNamespace,
+			DiscoveryInterval: o.DiscoveryInterval,
+			Store: store.Config{
+				EventLogSize:      o.EventLogSize,
+				WatcherBufferSize: o.WatcherBuffer,
+				BookmarkInterval:  o.BookmarkInterval,
+			},
+			Kubernetes: kube,
+			Dynamic:    dyn,
+			Discovery:  disco,
+		},
+	}, nil
+}
+
+// Run serves until ctx is done.
+func (o *Options) Run(ctx context.Context) error {
+	cfg, err := o.Config()
+	if err != nil {
+		return err
+	}
+	server, err := cfg.Complete().New()
+	if err != nil {
+		return err
+	}
+	return server.GenericAPIServer.PrepareRun().RunWithContext(ctx)
+}

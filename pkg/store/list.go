@@ -1,0 +1,153 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/storage"
+)
+
+// ListOptions selects what List returns. Predicate carries the label and field selectors, the
+// attribute function, limit and continue token.
+type ListOptions struct {
+	// Namespace restricts the list to one namespace; empty means all.
+	Namespace            string
+	Predicate            storage.SelectionPredicate
+	ResourceVersion      string
+	ResourceVersionMatch metav1.ResourceVersionMatch
+}
+
+// ListResult is one page of a list.
+type ListResult struct {
+	Items              []runtime.Object
+	ResourceVersion    string
+	Continue           string
+	RemainingItemCount *int64
+}
+
+// List returns the objects that match opts, sorted by namespace and name, as of one resource
+// version. Pages of a paginated list are all served from the resource version of the first
+// page (rebuilt from the event log); once that falls out of the log the token is expired (410).
+func (s *Store) List(ctx context.Context, opts ListOptions) (ListResult, error) {
+	withRev, continueKey, err := storage.ValidateListOptions(keyPrefix, s.versioner, storage.ListOptions{
+		ResourceVersion:      opts.ResourceVersion,
+		ResourceVersionMatch: opts.ResourceVersionMatch,
+		Predicate:            opts.Predicate,
+		Recursive:            true,
+	})
+	if err != nil {
+		if apierrors.IsBadRequest(err) {
+			return ListResult{}, err
+		}
+		return ListResult{}, apierrors.NewBadRequest(err.Error())
+	}
+
+	var exact uint64 // 0: the latest state
+	switch {
+	case withRev > 0:
+		if exact, err = s.parseRV(fmt.Sprint(withRev)); err != nil {
+			if continueKey != "" {
+				return ListResult{}, expiredContinue()
+			}
+			return ListResult{}, err
+		}
+		if err := s.waitForRV(ctx, exact); err != nil {
+			return ListResult{}, err
+		}
+	case opts.ResourceVersion != "" && opts.ResourceVersion != "0":
+		// NotOlderThan (explicit or legacy): the latest state, once we have reached the version.
+		notOlderThan, err := s.parseRV(opts.ResourceVersion)
+		if err != nil {
+			return ListResult{}, err
+		}
+		if err := s.waitForRV(ctx, notOlderThan); err != nil {
+			return ListResult{}, err
+		}
+	}
+
+	s.mu.RLock()
+	at := s.counter
+	if exact > 0 {
+		at = exact
+	}
+	state, err := s.stateAtLocked(at)
+	var keys []string
+	if err == nil {
+		if at == s.counter {
+			keys = s.sortedKeys
+		} else {
+			keys = sortedKeysOf(state)
+		}
+	}
+	result, err := s.collectLocked(state, keys, at, continueKey, opts, err)
+	s.mu.RUnlock()
+	if err != nil {
+		if continueKey != "" && apierrors.IsResourceExpired(err) {
+			return ListResult{}, expiredContinue()
+		}
+		return ListResult{}, err
+	}
+	for i, obj := range result.Items {
+		result.Items[i] = obj.DeepCopyObject()
+	}
+	return result, nil
+}
+
+func (s *Store) collectLocked(state map[string]runtime.Object, keys []string, at uint64, continueKey string, opts ListOptions, stateErr error) (ListResult, error) {
+	if stateErr != nil {
+		return ListResult{}, stateErr
+	}
+	result := ListResult{ResourceVersion: s.formatRV(at)}
+	limit := opts.Predicate.Limit
+	unfiltered := opts.Predicate.Empty()
+	var lastKey string
+	for i, key := range keys {
+		if continueKey != "" && key < continueKey {
+			continue
+		}
+		obj := state[key]
+		ok, err := s.matches(obj, key, opts.Namespace, opts.Predicate)
+		if err != nil {
+			return ListResult{}, err
+		}
+		if !ok {
+			continue
+		}
+		if limit > 0 && int64(len(result.Items)) == limit {
+			token, err := storage.EncodeContinue(lastKey+"\x00", keyPrefix, int64(s.encodeRV(at)))
+			if err != nil {
+				return ListResult{}, fmt.Errorf("encoding continue token: %w", err)
+			}
+			result.Continue = token
+			if unfiltered && opts.Namespace == "" {
+				remaining := int64(len(keys) - i)
+				result.RemainingItemCount = &remaining
+			}
+			return result, nil
+		}
+		result.Items = append(result.Items, obj)
+		lastKey = key
+	}
+	return result, nil
+}
+
+func (s *Store) matches(obj runtime.Object, key, namespace string, pred storage.SelectionPredicate) (bool, error) {
+	if namespace != "" && namespaceOfKey(key) != namespace {
+		return false, nil
+	}
+	if pred.Empty() {
+		return true, nil
+	}
+	ok, err := pred.Matches(obj)
+	if err != nil {
+		return false, apierrors.NewInternalError(fmt.Errorf("matching selectors: %w", err))
+	}
+	return ok, nil
+}
+
+func expiredContinue() error {
+	return apierrors.NewResourceExpired("the provided continue parameter is too old to display a consistent list result: start a new list without the continue parameter")
+}
