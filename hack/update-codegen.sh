@@ -19,6 +19,7 @@ kube::codegen::gen_openapi \
   --output-dir "${root}/pkg/generated/openapi" \
   --output-pkg "${module}/pkg/generated/openapi" \
   --report-filename "${root}/hack/api-rules/violation_exceptions.list" \
+  --output-model-name-file zz_generated.model_name.go \
   --update-report \
   --boilerplate "${root}/hack/boilerplate.go.txt" \
   "${root}/pkg/apis"

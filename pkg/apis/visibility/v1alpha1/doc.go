@@ -4,4 +4,5 @@
 // +k8s:deepcopy-gen=package
 // +k8s:openapi-gen=true
 // +groupName=visibility.periscope.dev
+// +k8s:openapi-model-package=dev.periscope.visibility.v1alpha1
 package v1alpha1
