@@ -31,6 +31,11 @@ type Config struct {
 	EventLogSize int
 	// WatcherBufferSize is how many events a watcher may fall behind before it is closed.
 	WatcherBufferSize int
+	// SlowWatcherGrace is how long one change may wait, in all, for watchers whose buffer is
+	// full to make room before they are closed. It absorbs bursts for watchers that read, and
+	// bounds what a watcher that never reads can cost the others (kube-apiserver's cacher
+	// has the same kind of dispatch budget).
+	SlowWatcherGrace time.Duration
 	// BookmarkInterval is how often a watcher that allows bookmarks gets one.
 	BookmarkInterval time.Duration
 	// FutureRVWait is how long a request for a resource version the store has not reached
@@ -46,6 +51,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.WatcherBufferSize <= 0 {
 		c.WatcherBufferSize = 1000
+	}
+	if c.SlowWatcherGrace <= 0 {
+		c.SlowWatcherGrace = 100 * time.Millisecond
 	}
 	if c.BookmarkInterval <= 0 {
 		c.BookmarkInterval = 30 * time.Second
@@ -194,14 +202,29 @@ func (s *Store) Delete(namespace, name string) bool {
 
 func (s *Store) recordLocked(ev event) {
 	s.log.push(ev)
+	var grace clock.Timer
+	graceOver := false
 	for w := range s.watchers {
 		select {
 		case w.input <- ev:
+			continue
 		default:
-			// The watcher fell a whole buffer behind: close it rather than block everyone else.
-			// Its client sees the stream end and watches again from the last version it got.
-			s.removeWatcherLocked(w)
 		}
+		if !graceOver {
+			if grace == nil {
+				grace = s.cfg.Clock.NewTimer(s.cfg.SlowWatcherGrace)
+				defer grace.Stop()
+			}
+			select {
+			case w.input <- ev:
+				continue
+			case <-grace.C():
+				graceOver = true
+			}
+		}
+		// The watcher fell a whole buffer behind: close it rather than block everyone else.
+		// Its client sees the stream end and watches again from the last version it got.
+		s.removeWatcherLocked(w)
 	}
 	close(s.changed)
 	s.changed = make(chan struct{})
