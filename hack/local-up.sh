@@ -8,6 +8,8 @@
 #   LOCAL_DIR   state directory (default _output/local); the kubeconfig is $LOCAL_DIR/kubeconfig
 #   DEMO        1 (default) loads the demo data, 0 does not
 #   FOREGROUND  1 keeps running until Ctrl-C, then stops everything (make run)
+#   SHARED_CRDS the upstream CRDs to install (default ../shared/crds); when absent, the
+#               project's minimal CRDs of test/crds are installed instead
 set -o errexit -o nounset -o pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -15,7 +17,7 @@ LOCAL_DIR=${LOCAL_DIR:-${root}/_output/local}
 DEMO=${DEMO:-1}
 FOREGROUND=${FOREGROUND:-0}
 bin="${root}/_output/bin"
-shared_crds="${root}/../shared/crds"
+shared_crds=${SHARED_CRDS:-${root}/../shared/crds}
 
 mkdir -p "${LOCAL_DIR}"
 LOCAL_DIR=$(cd "${LOCAL_DIR}" && pwd)
@@ -122,10 +124,12 @@ start kube-controller-manager "${bin}/kube-controller-manager" \
 echo ">> installing source CRDs"
 if [[ -d "${shared_crds}" ]]; then
   crd_dir="${shared_crds}"
+  crd_source=upstream
   echo "   using the upstream CRDs of ${shared_crds}"
   "${kubectl[@]}" apply --server-side -f "${crd_dir}/core.rukpak.io_bundles.yaml" -f "${crd_dir}/core.rukpak.io_bundledeployments.yaml" >/dev/null
 else
   crd_dir="${root}/test/crds"
+  crd_source=minimal
   echo "   ../shared/crds is absent: using the project's minimal CRDs"
   "${kubectl[@]}" apply --server-side -f "${crd_dir}/rukpak-v1alpha1" >/dev/null
 fi
@@ -190,6 +194,7 @@ PERISCOPE_PORT=${periscope_port}
 PERISCOPE_KUBECONFIG=${periscope_kubeconfig}
 PKI_DIR=${pki}
 CRD_DIR=${crd_dir}
+CRD_SOURCE=${crd_source}
 DEMO=${DEMO}
 ENV
 trap - EXIT

@@ -145,7 +145,7 @@ func TestList(t *testing.T) {
 	mustApply(t, s, cm("a", "one", "1", "env", "dev"))
 	mustApply(t, s, cm("b", "one", "1", "env", "prod"))
 	mustApply(t, s, cm("a", "one", "2", "env", "dev")) // rv 5
-	s.Delete("b", "two")                                 // rv 6
+	s.Delete("b", "two")                               // rv 6
 
 	tests := []struct {
 		name    string
