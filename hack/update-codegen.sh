@@ -5,7 +5,13 @@ set -o errexit -o nounset -o pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "${root}"
+# On a fresh machine the module is not in the module cache yet: download it first.
+go mod download k8s.io/code-generator
 codegen_pkg=$(go list -m -f '{{.Dir}}' k8s.io/code-generator)
+if [[ ! -f "${codegen_pkg}/kube_codegen.sh" ]]; then
+  echo "kube_codegen.sh not found in k8s.io/code-generator (${codegen_pkg:-not downloaded})" >&2
+  exit 1
+fi
 module=$(go list -m)
 
 # shellcheck source=/dev/null
