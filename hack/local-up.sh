@@ -127,17 +127,24 @@ if [[ -d "${shared_crds}" ]]; then
   crd_source=upstream
   echo "   using the upstream CRDs of ${shared_crds}"
   "${kubectl[@]}" apply --server-side -f "${crd_dir}/core.rukpak.io_bundles.yaml" -f "${crd_dir}/core.rukpak.io_bundledeployments.yaml" >/dev/null
+  for f in cluster.x-k8s.io_clusters lib.projectsveltos.io_sveltosclusters config.projectsveltos.io_clusterprofiles \
+    config.projectsveltos.io_profiles config.projectsveltos.io_clustersummaries; do
+    "${kubectl[@]}" apply --server-side -f "${crd_dir}/${f}.yaml" >/dev/null
+  done
 else
   crd_dir="${root}/test/crds"
   crd_source=minimal
   echo "   ../shared/crds is absent: using the project's minimal CRDs"
-  "${kubectl[@]}" apply --server-side -f "${crd_dir}/rukpak-v1alpha1" >/dev/null
+  "${kubectl[@]}" apply --server-side -f "${crd_dir}/rukpak-v1alpha1" -f "${crd_dir}/fleet" >/dev/null
 fi
-"${kubectl[@]}" wait --for condition=Established --timeout 60s crd/bundles.core.rukpak.io crd/bundledeployments.core.rukpak.io >/dev/null
+"${kubectl[@]}" wait --for condition=Established --timeout 60s crd/bundles.core.rukpak.io crd/bundledeployments.core.rukpak.io \
+  crd/clusters.cluster.x-k8s.io crd/sveltosclusters.lib.projectsveltos.io crd/clusterprofiles.config.projectsveltos.io \
+  crd/profiles.config.projectsveltos.io crd/clustersummaries.config.projectsveltos.io >/dev/null
 
 echo ">> installing Periscope's RBAC from artifacts/"
 for f in namespace serviceaccount clusterrole-sources clusterrolebinding-sources clusterrolebinding-auth-delegator \
-  rolebinding-auth-reader clusterrole-reader-cluster; do
+  rolebinding-auth-reader clusterrole-reader-cluster clusterrole-reader-namespaced clusterrole-events clusterrolebinding-events \
+  role-leader-election rolebinding-leader-election; do
   "${kubectl[@]}" apply -f "${root}/artifacts/${f}.yaml" >/dev/null
 done
 # The Service reaches Periscope on loopback: the aggregator dials localhost:<port> and checks
@@ -184,6 +191,7 @@ start periscope "${bin}/periscope-apiserver" \
 "${bin}/localtool" apiservice "${root}/artifacts/apiservice.yaml" "${pki}/periscope-ca.crt" "${periscope_port}" | "${kubectl[@]}" apply -f - >/dev/null
 wait_for "the Periscope APIService to be Available" 120 "${kubectl[@]}" wait --for condition=Available --timeout 2s apiservice/v1alpha1.visibility.periscope.dev
 wait_for "rukpakconfig/cluster" 60 "${kubectl[@]}" get rukpakconfig cluster
+wait_for "Periscope's readyz" 60 "${kubectl[@]}" get clusterreadiness -A
 
 cat > "${LOCAL_DIR}/env" <<ENV
 LOCAL_DIR=${LOCAL_DIR}
@@ -211,6 +219,15 @@ Periscope is up. Try:
   kubectl explain rukpakconfig.status.classes
   kubectl get rukpakconfig -w          # then, in another shell:
   kubectl scale deployment core -n rukpak-system --replicas 0
+
+  kubectl get clusterreadiness -A
+  kubectl get clusterreadiness prod-1 -n team-a -o yaml
+  kubectl get clusterreadiness -A -l env=prod --field-selector status.ready=false
+  kubectl get clusterreadiness -A --watch   # then, in another shell:
+  kubectl patch clustersummary observability-sveltos-staging-1 -n team-a --subresource status --type merge \
+    -p '{"status":{"featureSummaries":[{"featureID":"Helm","status":"Provisioned"}]}}'
+  kubectl wait --for condition=Ready clusterreadiness/staging-1 -n team-a --timeout 60s
+  kubectl events -n team-a --for sveltoscluster/staging-1
 
 Logs: ${logs}
 MSG

@@ -15,6 +15,42 @@ demo::condition() { # demo::condition TYPE STATUS REASON MESSAGE
     "$1" "$2" "$3" "$4" "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 }
 
+demo::capi_available() { # demo::capi_available STATUS REASON MESSAGE: a v1beta2 Cluster status
+  printf '{"status":{"initialization":{"infrastructureProvisioned":true,"controlPlaneInitialized":true},"conditions":[%s]}}' \
+    "$(demo::condition Available "$1" "$2" "$3")"
+}
+
+demo::features() { # demo::features FEATURE:STATUS[:MESSAGE]...: a ClusterSummary status
+  local out="" sep="" f id st msg
+  for f in "$@"; do
+    IFS=: read -r id st msg <<< "${f}"
+    out+="${sep}{\"featureID\":\"${id}\",\"status\":\"${st}\",\"failureMessage\":\"${msg}\"}"
+    sep=","
+  done
+  printf '{"status":{"featureSummaries":[%s]}}' "${out}"
+}
+
+demo::load_fleet() {
+  local dir
+  dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/../demo" && pwd)
+  "${KUBECTL[@]}" apply -f "${dir}/clusters.yaml" >/dev/null
+  "${KUBECTL[@]}" apply -f "${dir}/clustersummaries.yaml" >/dev/null
+
+  demo::status cluster.cluster.x-k8s.io prod-1 team-a "$(demo::capi_available True Available "")"
+  demo::status cluster.cluster.x-k8s.io prod-2 team-a "$(demo::capi_available True Available "")"
+  demo::status cluster.cluster.x-k8s.io edge-1 team-b \
+    '{"status":{"initialization":{"infrastructureProvisioned":true,"controlPlaneInitialized":false}}}'
+  demo::status sveltoscluster staging-1 team-a '{"status":{"ready":true,"connectionStatus":"Healthy"}}'
+  demo::status sveltoscluster dev-1 team-b '{"status":{"ready":true,"connectionStatus":"Down","failureMessage":"dial tcp 10.1.2.3:6443: i/o timeout"}}'
+
+  demo::status clustersummary observability-capi-prod-1 team-a "$(demo::features "Helm:Failed:chart kube-prometheus-stack: timed out waiting for the condition")"
+  demo::status clustersummary security-baseline-capi-prod-1 team-a "$(demo::features Resources:Provisioned)"
+  demo::status clustersummary observability-capi-prod-2 team-a "$(demo::features Helm:Provisioned)"
+  demo::status clustersummary security-baseline-capi-prod-2 team-a "$(demo::features Resources:Provisioned)"
+  demo::status clustersummary p--team-a-apps-capi-prod-2 team-a "$(demo::features Kustomize:Provisioned)"
+  demo::status clustersummary observability-sveltos-staging-1 team-a "$(demo::features Helm:Provisioning)"
+}
+
 demo::load() {
   KUBECTL=("$@")
   local dir
@@ -33,4 +69,6 @@ demo::load() {
   demo::status bundledeployment nginx "" "{\"status\":{\"conditions\":[$(demo::condition Installed True InstallationSucceeded 'instantiated bundle nginx-plain successfully')]}}"
   demo::status bundledeployment prometheus "" "{\"status\":{\"conditions\":[$(demo::condition Installed False InstallFailed 'rendered manifests contain a resource that already exists')]}}"
   demo::status bundledeployment dashboards "" "{\"status\":{\"conditions\":[$(demo::condition Installed True InstallationSucceeded 'instantiated bundle dashboards successfully')]}}"
+
+  demo::load_fleet
 }

@@ -19,9 +19,13 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 
 	"periscope.dev/periscope/pkg/apis/visibility/v1alpha1"
+	"periscope.dev/periscope/pkg/controllers/clusterreadiness"
 	"periscope.dev/periscope/pkg/controllers/rukpakconfig"
+	"periscope.dev/periscope/pkg/notify"
+	clusterreadinessregistry "periscope.dev/periscope/pkg/registry/visibility/clusterreadiness"
 	rukpakconfigregistry "periscope.dev/periscope/pkg/registry/visibility/rukpakconfig"
 	"periscope.dev/periscope/pkg/rukpak"
 	"periscope.dev/periscope/pkg/sources"
@@ -36,6 +40,12 @@ type ExtraConfig struct {
 	DiscoveryInterval time.Duration
 	// Store configures every store (bookmark interval, event log and buffer sizes).
 	Store store.Config
+	// EmitEvents records an Event on a cluster object when its readiness changes.
+	EmitEvents bool
+	// LeaseNamespace holds the Lease that elects the replica recording events.
+	LeaseNamespace string
+	// Workers compute ClusterReadiness objects in parallel.
+	Workers int
 	// Kubernetes, Dynamic and Discovery read the sources.
 	Kubernetes kubernetes.Interface
 	Dynamic    dynamic.Interface
@@ -87,8 +97,20 @@ func (c CompletedConfig) New() (*Server, error) {
 	dynamicSources := sources.NewDynamicSources(extra.Discovery, extra.Dynamic, rukpakconfig.SourceResources(), extra.DiscoveryInterval, rukpakController.Enqueue)
 	workloads := sources.NewWorkloads(extra.Kubernetes, extra.RukPakNamespace, rukpak.ProvisionerLabel, rukpakController.Enqueue)
 	rukpakController.SetSources(dynamicSources, workloads)
+
+	readinessStore := clusterreadinessregistry.NewStore(extra.Store)
+	var recorder *notify.Recorder
+	var notifier clusterreadiness.Notifier
+	if extra.EmitEvents {
+		recorder = notify.New(extra.Kubernetes, extra.LeaseNamespace, "periscope-readiness-events")
+		notifier = recorder
+	}
+	readinessController := clusterreadiness.New(readinessStore, notifier)
+	readinessSources := sources.NewDynamicSources(extra.Discovery, extra.Dynamic, readinessController.SourceResources(), extra.DiscoveryInterval, readinessController.Resync)
+	readinessController.SetSource(readinessSources)
+
 	ready := func() error {
-		if !rukpakController.Computed() {
+		if !rukpakController.Computed() || !readinessController.Synced() {
 			return errors.New("sources are not synced yet")
 		}
 		return nil
@@ -96,7 +118,8 @@ func (c CompletedConfig) New() (*Server, error) {
 
 	group := genericapiserver.NewDefaultAPIGroupInfo(v1alpha1.GroupName, Scheme, metav1.ParameterCodec, Codecs)
 	group.VersionedResourcesStorageMap[v1alpha1.SchemeGroupVersion.Version] = map[string]rest.Storage{
-		"rukpakconfigs": rukpakconfigregistry.NewREST(rukpakStore, ready),
+		"rukpakconfigs":      rukpakconfigregistry.NewREST(rukpakStore, ready),
+		"clusterreadinesses": clusterreadinessregistry.NewREST(readinessStore, ready, clock.RealClock{}),
 	}
 	if err := generic.InstallAPIGroup(&group); err != nil {
 		return nil, fmt.Errorf("installing %s: %w", v1alpha1.GroupName, err)
@@ -111,6 +134,11 @@ func (c CompletedConfig) New() (*Server, error) {
 		go dynamicSources.Run(ctx)
 		workloads.Start(ctx)
 		go rukpakController.Run(ctx)
+		go readinessSources.Run(ctx)
+		go readinessController.Run(ctx, extra.Workers)
+		if recorder != nil {
+			go recorder.Run(ctx)
+		}
 		return nil
 	})
 	return &Server{GenericAPIServer: generic}, nil

@@ -6,11 +6,11 @@ import (
 	"strings"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"periscope.dev/periscope/pkg/apis/visibility/v1alpha1"
+	"periscope.dev/periscope/pkg/conditions"
 )
 
 // Condition types and reasons of a RukPakConfig.
@@ -41,8 +41,8 @@ func Compute(in Input) v1alpha1.RukPakConfigStatus {
 	}
 	observed := latestWrite(in)
 	status.Conditions = []metav1.Condition{
-		withTransition(availableCondition(in.Installed, provisioners, classes), in.Previous, observed),
-		withTransition(sourcesValidCondition(in.Invalid), in.Previous, observed),
+		conditions.WithTransition(availableCondition(in.Installed, provisioners, classes), in.Previous, observed),
+		conditions.WithTransition(sourcesValidCondition(in.Invalid), in.Previous, observed),
 	}
 	return status
 }
@@ -335,33 +335,17 @@ func sourcesValidCondition(invalid []InvalidSource) metav1.Condition {
 	}
 }
 
-// withTransition sets the condition's lastTransitionTime: kept from the previous condition when
-// the status did not change, else the latest write among the sources (deterministic across
-// replicas, unlike the local clock).
-func withTransition(c metav1.Condition, previous []metav1.Condition, observed time.Time) metav1.Condition {
-	if prev := meta.FindStatusCondition(previous, c.Type); prev != nil && prev.Status == c.Status {
-		c.LastTransitionTime = prev.LastTransitionTime
-		return c
-	}
-	c.LastTransitionTime = metav1.NewTime(observed.UTC().Truncate(time.Second))
-	return c
-}
-
 func latestWrite(in Input) time.Time {
-	latest := in.Floor
+	var times []time.Time
 	for _, w := range in.Workloads {
-		if w.LastWrite.After(latest) {
-			latest = w.LastWrite
-		}
+		times = append(times, w.LastWrite)
 	}
 	for _, list := range [][]BundleRef{in.Bundles, in.BundleDeployments} {
 		for _, b := range list {
-			if b.LastWrite.After(latest) {
-				latest = b.LastWrite
-			}
+			times = append(times, b.LastWrite)
 		}
 	}
-	return latest
+	return conditions.Latest(in.Floor, times...)
 }
 
 func plural(n int, one, many string) string {

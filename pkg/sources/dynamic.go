@@ -31,6 +31,10 @@ type Resource struct {
 	Versions []string
 	// Transform trims cached objects to what the computation reads.
 	Transform cache.TransformFunc
+	// Indexers are added to the informer.
+	Indexers cache.Indexers
+	// Handler receives the object events; when nil, every event calls the sources' onChange.
+	Handler cache.ResourceEventHandler
 }
 
 // GroupResource returns the group and resource.
@@ -57,8 +61,9 @@ type running struct {
 	cancel   context.CancelFunc
 }
 
-// NewDynamicSources returns sources for resources. onChange is called after any object of
-// them changes and whenever one starts or stops being served.
+// NewDynamicSources returns sources for resources. onChange is called whenever one starts or
+// stops being served (its objects appear or vanish at once), and on every object event of a
+// resource without a Handler.
 func NewDynamicSources(disco discovery.DiscoveryInterface, client dynamic.Interface, resources []Resource, interval time.Duration, onChange func()) *DynamicSources {
 	return &DynamicSources{
 		discovery: disco,
@@ -125,6 +130,40 @@ func (d *DynamicSources) List(gr schema.GroupResource) []*unstructured.Unstructu
 	return out
 }
 
+// GetByKey returns the cached object of gr with key namespace/name (or name).
+func (d *DynamicSources) GetByKey(gr schema.GroupResource, key string) (*unstructured.Unstructured, bool) {
+	inf := d.Informer(gr)
+	if inf == nil {
+		return nil, false
+	}
+	item, exists, err := inf.GetStore().GetByKey(key)
+	if err != nil || !exists {
+		return nil, false
+	}
+	u, ok := item.(*unstructured.Unstructured)
+	return u, ok
+}
+
+// ByIndex returns the cached objects of gr whose index name has value.
+func (d *DynamicSources) ByIndex(gr schema.GroupResource, name, value string) []*unstructured.Unstructured {
+	inf := d.Informer(gr)
+	if inf == nil {
+		return nil
+	}
+	items, err := inf.GetIndexer().ByIndex(name, value)
+	if err != nil {
+		klog.ErrorS(err, "Reading an informer index", "resource", gr, "index", name)
+		return nil
+	}
+	out := make([]*unstructured.Unstructured, 0, len(items))
+	for _, item := range items {
+		if u, ok := item.(*unstructured.Unstructured); ok {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
 // Informer returns the informer of gr, for indexes and event handlers, or nil.
 func (d *DynamicSources) Informer(gr schema.GroupResource) cache.SharedIndexInformer {
 	d.mu.RLock()
@@ -181,13 +220,21 @@ func (d *DynamicSources) reconcile(ctx context.Context) {
 
 func (d *DynamicSources) start(ctx context.Context, res Resource, version string) *running {
 	gvr := schema.GroupVersionResource{Group: res.Group, Version: version, Resource: res.Resource}
-	informer := dynamicinformer.NewFilteredDynamicInformer(d.client, gvr, "", 0, cache.Indexers{}, nil).Informer()
+	indexers := cache.Indexers{}
+	for name, f := range res.Indexers {
+		indexers[name] = f
+	}
+	informer := dynamicinformer.NewFilteredDynamicInformer(d.client, gvr, "", 0, indexers, nil).Informer()
 	if res.Transform != nil {
 		if err := informer.SetTransform(res.Transform); err != nil {
 			klog.ErrorS(err, "Setting the informer transform", "resource", gvr)
 		}
 	}
-	if _, err := informer.AddEventHandler(ChangeHandler(d.onChange)); err != nil {
+	handler := res.Handler
+	if handler == nil {
+		handler = ChangeHandler(d.onChange)
+	}
+	if _, err := informer.AddEventHandler(handler); err != nil {
 		klog.ErrorS(err, "Adding an informer event handler", "resource", gvr)
 	}
 	ictx, cancel := context.WithCancel(ctx)

@@ -36,6 +36,9 @@ type Options struct {
 	BookmarkInterval  time.Duration
 	EventLogSize      int
 	WatcherBuffer     int
+	EmitEvents        bool
+	LeaseNamespace    string
+	Workers           int
 }
 
 // NewOptions returns the defaults.
@@ -47,6 +50,9 @@ func NewOptions() *Options {
 		BookmarkInterval:  30 * time.Second,
 		EventLogSize:      10000,
 		WatcherBuffer:     1000,
+		EmitEvents:        true,
+		LeaseNamespace:    "periscope-system",
+		Workers:           2,
 	}
 	o.Recommended.Etcd = nil
 	o.Recommended.Admission = nil
@@ -77,6 +83,9 @@ func NewCommand(ctx context.Context) *cobra.Command {
 	flags.DurationVar(&o.BookmarkInterval, "bookmark-interval", o.BookmarkInterval, "How often watches that allow bookmarks receive one (at most 1m).")
 	flags.IntVar(&o.EventLogSize, "event-log-size", o.EventLogSize, "Changes kept per resource for watches and paginated lists that resume from an older resource version.")
 	flags.IntVar(&o.WatcherBuffer, "watcher-buffer", o.WatcherBuffer, "Events a watcher may fall behind before it is closed (its client then resumes).")
+	flags.BoolVar(&o.EmitEvents, "emit-events", o.EmitEvents, "Record an Event on a cluster object when its readiness changes (one replica records, elected with a Lease).")
+	flags.StringVar(&o.LeaseNamespace, "leader-election-namespace", o.LeaseNamespace, "Namespace of the Lease that elects the replica recording Events.")
+	flags.IntVar(&o.Workers, "workers", o.Workers, "Workers computing ClusterReadiness objects.")
 	return cmd
 }
 
@@ -94,6 +103,12 @@ func (o *Options) Validate() error {
 	}
 	if o.EventLogSize < 100 {
 		errs = append(errs, fmt.Errorf("--event-log-size must be at least 100"))
+	}
+	if o.Workers < 1 {
+		errs = append(errs, fmt.Errorf("--workers must be at least 1"))
+	}
+	if o.EmitEvents && o.LeaseNamespace == "" {
+		errs = append(errs, fmt.Errorf("--leader-election-namespace must not be empty with --emit-events"))
 	}
 	if o.WatcherBuffer < 10 {
 		errs = append(errs, fmt.Errorf("--watcher-buffer must be at least 10"))
@@ -144,9 +159,12 @@ func (o *Options) Config() (*apiserver.Config, error) {
 				WatcherBufferSize: o.WatcherBuffer,
 				BookmarkInterval:  o.BookmarkInterval,
 			},
-			Kubernetes: kube,
-			Dynamic:    dyn,
-			Discovery:  disco,
+			EmitEvents:     o.EmitEvents,
+			LeaseNamespace: o.LeaseNamespace,
+			Workers:        o.Workers,
+			Kubernetes:     kube,
+			Dynamic:        dyn,
+			Discovery:      disco,
 		},
 	}, nil
 }

@@ -85,29 +85,11 @@ func Map(obj map[string]interface{}, path ...string) (map[string]interface{}, bo
 
 // ConditionStatus returns the status of the condition of type condType in status.conditions.
 func ConditionStatus(obj map[string]interface{}, condType string) (string, bool, error) {
-	conditions, found, err := Slice(obj, "status", "conditions")
+	c, found, err := FindCondition(obj, condType)
 	if err != nil || !found {
 		return "", false, err
 	}
-	for i, c := range conditions {
-		m, ok := c.(map[string]interface{})
-		if !ok {
-			return "", false, fmt.Errorf("status.conditions[%d]: expected an object, got %s", i, typeName(c))
-		}
-		t, _, err := String(m, "type")
-		if err != nil {
-			return "", false, fmt.Errorf("status.conditions[%d].%w", i, err)
-		}
-		if t != condType {
-			continue
-		}
-		s, found, err := String(m, "status")
-		if err != nil {
-			return "", false, fmt.Errorf("status.conditions[%d].%w", i, err)
-		}
-		return s, found, nil
-	}
-	return "", false, nil
+	return c.Status, c.Status != "", nil
 }
 
 // LastWrite returns when obj was last written: the newest managedFields time (which the API
@@ -139,4 +121,67 @@ func typeName(v interface{}) string {
 		return "null"
 	}
 	return fmt.Sprintf("%T", v)
+}
+
+// Condition is a status condition as read from an unstructured object.
+type Condition struct {
+	Status  string
+	Reason  string
+	Message string
+}
+
+// FindCondition returns the condition of type condType in the list at path (normally
+// status.conditions).
+func FindCondition(obj map[string]interface{}, condType string, path ...string) (Condition, bool, error) {
+	if len(path) == 0 {
+		path = []string{"status", "conditions"}
+	}
+	list, found, err := Slice(obj, path...)
+	if err != nil || !found {
+		return Condition{}, false, err
+	}
+	where := strings.Join(path, ".")
+	for i, item := range list {
+		m, ok := item.(map[string]interface{})
+		if !ok {
+			return Condition{}, false, fmt.Errorf("%s[%d]: expected an object, got %s", where, i, typeName(item))
+		}
+		t, _, err := String(m, "type")
+		if err != nil {
+			return Condition{}, false, fmt.Errorf("%s[%d].%w", where, i, err)
+		}
+		if t != condType {
+			continue
+		}
+		var c Condition
+		for _, f := range []struct {
+			name string
+			dst  *string
+		}{{"status", &c.Status}, {"reason", &c.Reason}, {"message", &c.Message}} {
+			v, _, err := String(m, f.name)
+			if err != nil {
+				return Condition{}, false, fmt.Errorf("%s[%d].%w", where, i, err)
+			}
+			*f.dst = v
+		}
+		return c, true, nil
+	}
+	return Condition{}, false, nil
+}
+
+// StringMap returns the map of strings at path.
+func StringMap(obj map[string]interface{}, path ...string) (map[string]string, bool, error) {
+	m, found, err := Map(obj, path...)
+	if err != nil || !found {
+		return nil, found, err
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		s, ok := v.(string)
+		if !ok {
+			return nil, false, fmt.Errorf("%s.%s: expected a string, got %s", strings.Join(path, "."), k, typeName(v))
+		}
+		out[k] = s
+	}
+	return out, true, nil
 }

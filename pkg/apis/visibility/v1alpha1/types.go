@@ -153,3 +153,155 @@ type RukPakConfigList struct {
 
 	Items []RukPakConfig `json:"items"`
 }
+
+// +genclient
+// +genclient:onlyVerbs=get,list,watch
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// ClusterReadiness tells whether a managed cluster (a Cluster API Cluster or a Sveltos
+// SveltosCluster) is available and whether every add-on that its matching Sveltos
+// ClusterProfiles and Profiles deploy is deployed. There is one per managed cluster, with the
+// cluster's namespace, name and labels; it is computed from live cluster state and read-only.
+type ClusterReadiness struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// Status is the state computed from the cluster.
+	Status ClusterReadinessStatus `json:"status,omitempty"`
+}
+
+// ClusterType is the kind of managed cluster, as Sveltos names it.
+type ClusterType string
+
+// Cluster types.
+const (
+	// ClusterTypeCapi is a Cluster API Cluster (cluster.x-k8s.io).
+	ClusterTypeCapi ClusterType = "Capi"
+	// ClusterTypeSveltos is a Sveltos SveltosCluster (lib.projectsveltos.io).
+	ClusterTypeSveltos ClusterType = "Sveltos"
+)
+
+// ClusterReadinessStatus is the computed readiness of one cluster.
+type ClusterReadinessStatus struct {
+	// ClusterRef names the source cluster object.
+	ClusterRef ClusterReference `json:"clusterRef"`
+	// ClusterType is Capi or Sveltos.
+	ClusterType ClusterType `json:"clusterType"`
+	// Ready is true when the Ready condition is True.
+	Ready bool `json:"ready"`
+	// Addons counts the matching profiles by state.
+	Addons AddonCounts `json:"addons"`
+	// Profiles has one entry per ClusterProfile or Profile that matches the cluster (DryRun
+	// profiles deploy nothing and are left out), sorted by kind and name.
+	// +optional
+	// +listType=atomic
+	Profiles []ProfileReadiness `json:"profiles,omitempty"`
+	// Checks are the results of readiness extensions.
+	// +optional
+	// +listType=atomic
+	Checks []CheckResult `json:"checks,omitempty"`
+	// Conditions: ClusterAvailable, AddonsDeployed, ChecksPassed and Ready, which is True only
+	// when the other three are.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// ClusterReference names a cluster object in the ClusterReadiness's namespace.
+type ClusterReference struct {
+	// APIVersion of the cluster object, as read.
+	APIVersion string `json:"apiVersion"`
+	// Kind is Cluster or SveltosCluster.
+	Kind string `json:"kind"`
+	// Name of the cluster object.
+	Name string `json:"name"`
+}
+
+// AddonCounts counts add-on profiles by state.
+type AddonCounts struct {
+	Total        int32 `json:"total"`
+	Deployed     int32 `json:"deployed"`
+	Provisioning int32 `json:"provisioning"`
+	Failed       int32 `json:"failed"`
+	Pending      int32 `json:"pending"`
+}
+
+// ProfileState is how far a profile's add-ons have been deployed to a cluster.
+type ProfileState string
+
+// Profile states.
+const (
+	// ProfileDeployed: the ClusterSummary reports every feature the profile asks for as
+	// Provisioned, with no helm conflict and no failure.
+	ProfileDeployed ProfileState = "Deployed"
+	// ProfileProvisioning: the ClusterSummary exists but not every feature is Provisioned yet.
+	ProfileProvisioning ProfileState = "Provisioning"
+	// ProfileFailed: a feature failed, the summary reports a failure or a helm conflict, or the
+	// summary could not be read.
+	ProfileFailed ProfileState = "Failed"
+	// ProfilePending: there is no ClusterSummary for the profile and cluster yet.
+	ProfilePending ProfileState = "Pending"
+)
+
+// ProfileReadiness is the state of one matching ClusterProfile or Profile on the cluster.
+type ProfileReadiness struct {
+	// Kind is ClusterProfile or Profile.
+	Kind string `json:"kind"`
+	// Name of the profile (a Profile is in the cluster's namespace).
+	Name string `json:"name"`
+	// ClusterSummary is the name of the ClusterSummary that reports on it, if there is one.
+	// +optional
+	ClusterSummary string `json:"clusterSummary,omitempty"`
+	// State is Deployed, Provisioning, Failed or Pending.
+	State ProfileState `json:"state"`
+	// Features are the feature summaries the ClusterSummary reports, sorted by featureID.
+	// +optional
+	// +listType=atomic
+	Features []FeatureStatus `json:"features,omitempty"`
+	// Message explains a state other than Deployed.
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// FeatureStatus is one feature summary of a ClusterSummary.
+type FeatureStatus struct {
+	// FeatureID is Resources, Helm or Kustomize.
+	FeatureID string `json:"featureID"`
+	// Status as Sveltos reports it: Provisioning, Provisioned, Failed, FailedNonRetriable,
+	// Removing, Removed or AgentRemoving.
+	// +optional
+	Status string `json:"status,omitempty"`
+	// FailureMessage as Sveltos reports it.
+	// +optional
+	FailureMessage string `json:"failureMessage,omitempty"`
+}
+
+// CheckResult is the latest answer of one readiness extension handler for the cluster.
+type CheckResult struct {
+	// Extension is the name of the registration.
+	Extension string `json:"extension"`
+	// Handler is the handler's name.
+	Handler string `json:"handler"`
+	// Ready is the handler's verdict.
+	Ready bool `json:"ready"`
+	// Reason is a CamelCase reason for the verdict.
+	// +optional
+	Reason string `json:"reason,omitempty"`
+	// Message is the handler's message.
+	// +optional
+	Message string `json:"message,omitempty"`
+	// LastProbeTime is when the handler answered.
+	// +optional
+	LastProbeTime metav1.Time `json:"lastProbeTime,omitempty"`
+}
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// ClusterReadinessList is a list of ClusterReadiness objects.
+type ClusterReadinessList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+
+	Items []ClusterReadiness `json:"items"`
+}

@@ -22,8 +22,48 @@ limitations under the License.
 package v1alpha1
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in AddonCounts) OpenAPIModelName() string {
+	return "dev.periscope.visibility.v1alpha1.AddonCounts"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in BundleCounts) OpenAPIModelName() string {
 	return "dev.periscope.visibility.v1alpha1.BundleCounts"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in CheckResult) OpenAPIModelName() string {
+	return "dev.periscope.visibility.v1alpha1.CheckResult"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ClusterReadiness) OpenAPIModelName() string {
+	return "dev.periscope.visibility.v1alpha1.ClusterReadiness"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ClusterReadinessList) OpenAPIModelName() string {
+	return "dev.periscope.visibility.v1alpha1.ClusterReadinessList"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ClusterReadinessStatus) OpenAPIModelName() string {
+	return "dev.periscope.visibility.v1alpha1.ClusterReadinessStatus"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ClusterReference) OpenAPIModelName() string {
+	return "dev.periscope.visibility.v1alpha1.ClusterReference"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in FeatureStatus) OpenAPIModelName() string {
+	return "dev.periscope.visibility.v1alpha1.FeatureStatus"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ProfileReadiness) OpenAPIModelName() string {
+	return "dev.periscope.visibility.v1alpha1.ProfileReadiness"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.

@@ -53,6 +53,8 @@ func (f *genericInformer) Lister() cache.GenericLister {
 func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource) (GenericInformer, error) {
 	switch resource {
 	// Group=visibility.periscope.dev, Version=v1alpha1
+	case v1alpha1.SchemeGroupVersion.WithResource("clusterreadinesses"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Visibility().V1alpha1().ClusterReadinesses().Informer()}, nil
 	case v1alpha1.SchemeGroupVersion.WithResource("rukpakconfigs"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Visibility().V1alpha1().RukPakConfigs().Informer()}, nil
 

@@ -18,6 +18,14 @@ limitations under the License.
 
 package v1alpha1
 
+// ClusterReadinessListerExpansion allows custom methods to be added to
+// ClusterReadinessLister.
+type ClusterReadinessListerExpansion interface{}
+
+// ClusterReadinessNamespaceListerExpansion allows custom methods to be added to
+// ClusterReadinessNamespaceLister.
+type ClusterReadinessNamespaceListerExpansion interface{}
+
 // RukPakConfigListerExpansion allows custom methods to be added to
 // RukPakConfigLister.
 type RukPakConfigListerExpansion interface{}

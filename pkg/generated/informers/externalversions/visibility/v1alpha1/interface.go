@@ -24,6 +24,8 @@ import (
 
 // Interface provides access to all the informers in this group version.
 type Interface interface {
+	// ClusterReadinesses returns a ClusterReadinessInformer.
+	ClusterReadinesses() TypedClusterReadinessInformer
 	// RukPakConfigs returns a RukPakConfigInformer.
 	RukPakConfigs() TypedRukPakConfigInformer
 }
@@ -37,6 +39,11 @@ type version struct {
 // New returns a new Interface.
 func New(f internalinterfaces.SharedInformerFactory, namespace string, tweakListOptions internalinterfaces.TweakListOptionsFunc) Interface {
 	return &version{factory: f, namespace: namespace, tweakListOptions: tweakListOptions}
+}
+
+// ClusterReadinesses returns a TypedClusterReadinessInformer.
+func (v *version) ClusterReadinesses() TypedClusterReadinessInformer {
+	return &clusterReadinessInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
 }
 
 // RukPakConfigs returns a TypedRukPakConfigInformer.

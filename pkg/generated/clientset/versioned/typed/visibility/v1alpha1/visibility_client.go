@@ -28,12 +28,17 @@ import (
 
 type VisibilityV1alpha1Interface interface {
 	RESTClient() rest.Interface
+	ClusterReadinessesGetter
 	RukPakConfigsGetter
 }
 
 // VisibilityV1alpha1Client is used to interact with features provided by the visibility.periscope.dev group.
 type VisibilityV1alpha1Client struct {
 	restClient rest.Interface
+}
+
+func (c *VisibilityV1alpha1Client) ClusterReadinesses(namespace string) ClusterReadinessInterface {
+	return newClusterReadinesses(c, namespace)
 }
 
 func (c *VisibilityV1alpha1Client) RukPakConfigs() RukPakConfigInterface {

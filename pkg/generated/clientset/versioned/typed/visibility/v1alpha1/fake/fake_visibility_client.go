@@ -28,6 +28,10 @@ type FakeVisibilityV1alpha1 struct {
 	*testing.Fake
 }
 
+func (c *FakeVisibilityV1alpha1) ClusterReadinesses(namespace string) v1alpha1.ClusterReadinessInterface {
+	return newFakeClusterReadinesses(c, namespace)
+}
+
 func (c *FakeVisibilityV1alpha1) RukPakConfigs() v1alpha1.RukPakConfigInterface {
 	return newFakeRukPakConfigs(c)
 }
