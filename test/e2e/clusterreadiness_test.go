@@ -171,7 +171,7 @@ var _ = ginkgo.Describe("ClusterReadiness", ginkgo.Ordered, func() {
 		}
 	})
 
-	ginkgo.It("turns Ready when the last add-on is provisioned: kubectl wait returns, kubectl get -w shows it, an Event records it", func() {
+	ginkgo.It("turns Ready when the last add-on is provisioned and back when it fails: kubectl wait, kubectl get -w and Events follow", func() {
 		watchSession, err := gexec.Start(kubectlCommand("get", "clusterreadiness", "-A", "-w"), ginkgo.GinkgoWriter, ginkgo.GinkgoWriter)
 		gomega.Expect(err).NotTo(gomega.HaveOccurred())
 		ginkgo.DeferCleanup(func() { watchSession.Kill().Wait() })
@@ -186,8 +186,7 @@ var _ = ginkgo.Describe("ClusterReadiness", ginkgo.Ordered, func() {
 		ginkgo.DeferCleanup(func() {
 			setFeatures("team-a", "observability-sveltos-staging-1", helm("Provisioning"))
 			gomega.Eventually(func(g gomega.Gomega) {
-				g.Expect(getReadiness(g, "team-a", "staging-1").Status.Ready).To(gomega.BeFalse())
-				g.Expect(readinessEvents(g, "team-a", "SveltosCluster", "staging-1")).To(gomega.ContainElement("ClusterNotReady"))
+				g.Expect(getReadiness(g, "team-a", "staging-1").Status.Conditions[3].Reason).To(gomega.Equal("AddonsProvisioning"))
 			}).Should(gomega.Succeed())
 		})
 		gomega.Eventually(waitSession, 10*time.Second).Should(gexec.Exit(0))
@@ -195,6 +194,17 @@ var _ = ginkgo.Describe("ClusterReadiness", ginkgo.Ordered, func() {
 		gomega.Eventually(watchSession.Out, 10*time.Second).Should(gbytes.Say(`team-a\s+staging-1\s+Sveltos\s+True\s+1/1\s+Ready`))
 		gomega.Eventually(func(g gomega.Gomega) {
 			g.Expect(readinessEvents(g, "team-a", "SveltosCluster", "staging-1")).To(gomega.Equal([]string{"ClusterReady"}))
+		}).Should(gomega.Succeed())
+
+		// The add-on fails: the row, the condition and an Event say so.
+		failed := helm("Failed")
+		failed["failureMessage"] = "chart kube-prometheus-stack: timed out"
+		setFeatures("team-a", "observability-sveltos-staging-1", failed)
+		gomega.Eventually(watchSession.Out, 10*time.Second).Should(gbytes.Say(`team-a\s+staging-1\s+Sveltos\s+False\s+0/1\s+AddonsFailed`))
+		gomega.Eventually(func(g gomega.Gomega) {
+			ready := getReadiness(g, "team-a", "staging-1").Status.Conditions[3]
+			g.Expect(ready.Message).To(gomega.Equal("1 of 1 profiles failed: observability (Helm: chart kube-prometheus-stack: timed out)"))
+			g.Expect(readinessEvents(g, "team-a", "SveltosCluster", "staging-1")).To(gomega.ConsistOf("ClusterReady", "ClusterNotReady"))
 		}).Should(gomega.Succeed())
 	})
 
