@@ -177,18 +177,7 @@ func ProfileFromUnstructured(u *unstructured.Unstructured) Profile {
 			continue
 		}
 		var ref ClusterRef
-		var refErr error
-		for _, f := range []struct {
-			name string
-			dst  *string
-		}{{"kind", &ref.Kind}, {"namespace", &ref.Namespace}, {"name", &ref.Name}} {
-			if v, _, err := accessors.String(m, f.name); err != nil {
-				refErr = err
-			} else {
-				*f.dst = v
-			}
-		}
-		if refErr != nil {
+		if refErr := accessors.Fields(m, []string{"kind", "namespace", "name"}, &ref.Kind, &ref.Namespace, &ref.Name); refErr != nil {
 			problems = append(problems, fmt.Sprintf("spec.clusterRefs[%d].%v", i, refErr))
 			continue
 		}
@@ -251,17 +240,7 @@ func SummaryFromUnstructured(u *unstructured.Unstructured) Summary {
 			continue
 		}
 		var fs v1alpha1.FeatureStatus
-		var fErr error
-		for _, fld := range []struct {
-			name string
-			dst  *string
-		}{{"featureID", &fs.FeatureID}, {"status", &fs.Status}, {"failureMessage", &fs.FailureMessage}} {
-			if v, _, err := accessors.String(m, fld.name); err != nil {
-				fErr = err
-			} else {
-				*fld.dst = v
-			}
-		}
+		fErr := accessors.Fields(m, []string{"featureID", "status", "failureMessage"}, &fs.FeatureID, &fs.Status, &fs.FailureMessage)
 		switch {
 		case fErr != nil:
 			problems = append(problems, fmt.Sprintf("status.featureSummaries[%d].%v", i, fErr))
@@ -283,17 +262,7 @@ func SummaryFromUnstructured(u *unstructured.Unstructured) Summary {
 		}
 		var h HelmRelease
 		var status string
-		var hErr error
-		for _, fld := range []struct {
-			name string
-			dst  *string
-		}{{"releaseNamespace", &h.Namespace}, {"releaseName", &h.Name}, {"status", &status}, {"conflictMessage", &h.ConflictMessage}} {
-			if v, _, err := accessors.String(m, fld.name); err != nil {
-				hErr = err
-			} else {
-				*fld.dst = v
-			}
-		}
+		hErr := accessors.Fields(m, []string{"releaseNamespace", "releaseName", "status", "conflictMessage"}, &h.Namespace, &h.Name, &status, &h.ConflictMessage)
 		switch {
 		case hErr != nil:
 			problems = append(problems, fmt.Sprintf("status.helmReleaseSummaries[%d].%v", i, hErr))

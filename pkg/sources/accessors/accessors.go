@@ -154,15 +154,8 @@ func FindCondition(obj map[string]interface{}, condType string, path ...string) 
 			continue
 		}
 		var c Condition
-		for _, f := range []struct {
-			name string
-			dst  *string
-		}{{"status", &c.Status}, {"reason", &c.Reason}, {"message", &c.Message}} {
-			v, _, err := String(m, f.name)
-			if err != nil {
-				return Condition{}, false, fmt.Errorf("%s[%d].%w", where, i, err)
-			}
-			*f.dst = v
+		if err := Fields(m, []string{"status", "reason", "message"}, &c.Status, &c.Reason, &c.Message); err != nil {
+			return Condition{}, false, fmt.Errorf("%s[%d].%w", where, i, err)
 		}
 		return c, true, nil
 	}
@@ -184,4 +177,17 @@ func StringMap(obj map[string]interface{}, path ...string) (map[string]string, b
 		out[k] = s
 	}
 	return out, true, nil
+}
+
+// Fields reads the string fields names of obj into dsts (in order); the first field of the
+// wrong type is the error.
+func Fields(obj map[string]interface{}, names []string, dsts ...*string) error {
+	for i, name := range names {
+		v, _, err := String(obj, name)
+		if err != nil {
+			return err
+		}
+		*dsts[i] = v
+	}
+	return nil
 }
