@@ -570,3 +570,20 @@ func TestStopEndsTheResultChannel(t *testing.T) {
 		t.Fatalf("%d watchers still registered", n)
 	}
 }
+
+func TestBookmarkBeforeTheWatchTimesOut(t *testing.T) {
+	s := newTestStore(t) // periodic bookmarks every 30s: far later than the deadline
+	mustApply(t, s, cm("a", "x", "1"))
+	ctx, cancel := context.WithTimeout(context.Background(), 2500*time.Millisecond)
+	defer cancel()
+	w, err := s.Watch(ctx, WatchOptions{ResourceVersion: s.ResourceVersion(), AllowWatchBookmarks: true, Predicate: pred("", "")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	// collect fails if the stream ends first: the bookmark must come before the deadline.
+	got := eventSummary(collect(t, w, 1))
+	if diff := cmp.Diff([]string{"BOOKMARK@" + rv(2) + "map[]"}, got); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+}

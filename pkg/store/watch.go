@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -142,6 +143,16 @@ func (w *watcher) run(ctx context.Context) {
 
 	ticker := w.store.cfg.Clock.NewTicker(w.store.cfg.BookmarkInterval)
 	defer ticker.Stop()
+	// The API server ends a watch at its request deadline; a bookmark two seconds before it
+	// lets the client resume from the latest version instead of an older one (as the cacher).
+	var preTimeout <-chan time.Time
+	if deadline, ok := ctx.Deadline(); ok && w.bookmarks {
+		if d := deadline.Sub(w.store.cfg.Clock.Now()) - 2*time.Second; d > 0 {
+			timer := w.store.cfg.Clock.NewTimer(d)
+			defer timer.Stop()
+			preTimeout = timer.C()
+		}
+	}
 	for {
 		select {
 		case ev, open := <-w.input:
@@ -159,6 +170,11 @@ func (w *watcher) run(ctx context.Context) {
 			// lastRV is exact: every change up to it has been delivered or filtered out, and
 			// changes not yet taken from input are all newer.
 			if w.bookmarks && !w.send(ctx, w.bookmark()) {
+				return
+			}
+		case <-preTimeout:
+			preTimeout = nil
+			if !w.send(ctx, w.bookmark()) {
 				return
 			}
 		case <-w.done:
