@@ -51,15 +51,10 @@ demo::load_fleet() {
   demo::status clustersummary observability-sveltos-staging-1 team-a "$(demo::features Helm:Provisioning)"
 }
 
-demo::load() {
-  KUBECTL=("$@")
+demo::load_bundles() {
   local dir
   dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/../demo" && pwd)
-  "${KUBECTL[@]}" apply -f "${dir}/workloads.yaml" >/dev/null
   "${KUBECTL[@]}" apply -f "${dir}/bundles-v1alpha1.yaml" -f "${dir}/bundledeployments-v1alpha1.yaml" >/dev/null
-
-  demo::status deployment core rukpak-system '{"status":{"replicas":1,"updatedReplicas":1,"readyReplicas":1,"availableReplicas":1}}'
-  demo::status deployment jsonnet-provisioner acme-system '{"status":{"replicas":2,"updatedReplicas":2,"readyReplicas":2,"availableReplicas":2}}'
 
   demo::status bundle nginx-plain "" '{"status":{"phase":"Unpacked"}}'
   demo::status bundle broken-plain "" '{"status":{"phase":"Failing"}}'
@@ -69,6 +64,15 @@ demo::load() {
   demo::status bundledeployment nginx "" "{\"status\":{\"conditions\":[$(demo::condition Installed True InstallationSucceeded 'instantiated bundle nginx-plain successfully')]}}"
   demo::status bundledeployment prometheus "" "{\"status\":{\"conditions\":[$(demo::condition Installed False InstallFailed 'rendered manifests contain a resource that already exists')]}}"
   demo::status bundledeployment dashboards "" "{\"status\":{\"conditions\":[$(demo::condition Installed True InstallationSucceeded 'instantiated bundle dashboards successfully')]}}"
+}
 
+demo::load() {
+  KUBECTL=("$@")
+  local dir
+  dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/../demo" && pwd)
+  "${KUBECTL[@]}" apply -f "${dir}/workloads.yaml" >/dev/null
+  demo::status deployment core rukpak-system '{"status":{"replicas":1,"updatedReplicas":1,"readyReplicas":1,"availableReplicas":1}}'
+  demo::status deployment jsonnet-provisioner acme-system '{"status":{"replicas":2,"updatedReplicas":2,"readyReplicas":2,"availableReplicas":2}}'
+  demo::load_bundles
   demo::load_fleet
 }

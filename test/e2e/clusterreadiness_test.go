@@ -373,8 +373,11 @@ var _ = ginkgo.Describe("ClusterReadiness", ginkgo.Ordered, func() {
 })
 
 // reloadDemoFleet applies the demo fleet again, with its statuses (hack/lib/demo.sh).
-func reloadDemoFleet() {
-	script := `source hack/lib/demo.sh && KUBECTL=("$0" --kubeconfig "$1") && demo::load_fleet`
+func reloadDemoFleet() { reloadDemo("demo::load_fleet") }
+
+// reloadDemo runs a loader of hack/lib/demo.sh against the local control plane.
+func reloadDemo(loader string) {
+	script := `source hack/lib/demo.sh && KUBECTL=("$0" --kubeconfig "$1") && ` + loader
 	cmd := exec.Command("bash", "-c", script, cluster.Kubectl, cluster.Kubeconfig)
 	cmd.Dir = filepath.Join("..", "..")
 	out, err := cmd.CombinedOutput()

@@ -406,6 +406,17 @@ func restoreV1alpha1(ctx context.Context) {
 	}
 	_, err = kubectl("wait", "--for", "condition=Established", "--timeout", "60s", "crd/bundles.core.rukpak.io", "crd/bundledeployments.core.rukpak.io")
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
+	// The demo bundles went with the CRDs: put them back, with their statuses.
+	gomega.Eventually(func() error {
+		_, err := kubectl("get", "bundles")
+		return err
+	}, 30*time.Second).Should(gomega.Succeed())
+	reloadDemo("demo::load_bundles")
+	gomega.Eventually(func(g gomega.Gomega) {
+		c := getConfig(g)
+		g.Expect(classOf(c, "acme-io-kustomize")).NotTo(gomega.BeNil())
+		g.Expect(classOf(c, "core-rukpak-io-plain").Bundles.Total).To(gomega.Equal(int32(2)))
+	}, time.Minute).Should(gomega.Succeed())
 }
 
 func impersonating(user string) periscopeclient.Interface {
