@@ -275,6 +275,12 @@ var _ = ginkgo.Describe("RukPakConfig", ginkgo.Ordered, func() {
 		gomega.Eventually(helmState).Should(gomega.Equal(v1alpha1.ProvisionerRunning))
 		patchDeployment("rukpak-system", "helm-provisioner", "", `{"spec":{"replicas":0}}`)
 		gomega.Eventually(helmState).Should(gomega.Equal(v1alpha1.ProvisionerDisabled))
+		ginkgo.DeferCleanup(func() {
+			patchDeployment("rukpak-system", "helm-provisioner", "status", `{"status":{"replicas":0,"readyReplicas":0,"availableReplicas":0}}`)
+			gomega.Eventually(func(g gomega.Gomega) {
+				g.Expect(provisioner(getConfig(g), "rukpak-system", "helm-provisioner").ReadyReplicas).To(gomega.BeZero())
+			}).Should(gomega.Succeed())
+		})
 
 		w, err := periscope.VisibilityV1alpha1().RukPakConfigs().Watch(ctx, metav1.ListOptions{ResourceVersion: list.ResourceVersion})
 		gomega.Expect(err).NotTo(gomega.HaveOccurred())
