@@ -104,6 +104,51 @@ var _ = ginkgo.Describe("ClusterReadiness", ginkgo.Ordered, func() {
 		gomega.Expect(r.SingularName).To(gomega.Equal("clusterreadiness"))
 	})
 
+	ginkgo.It("answers every write with 405 and changes nothing", func(ctx context.Context) {
+		client := dyn.Resource(v1alpha1.SchemeGroupVersion.WithResource("clusterreadinesses")).Namespace("team-a")
+		before := getReadiness(gomega.Default, "team-a", "prod-1")
+		obj := &unstructured.Unstructured{Object: map[string]interface{}{
+			"apiVersion": "visibility.periscope.dev/v1alpha1", "kind": "ClusterReadiness",
+			"metadata": map[string]interface{}{"namespace": "team-a", "name": "prod-1", "resourceVersion": before.ResourceVersion},
+		}}
+		for name, write := range map[string]func() error{
+			"create": func() error {
+				o := obj.DeepCopy()
+				o.SetName("new")
+				o.SetResourceVersion("")
+				_, err := client.Create(ctx, o, metav1.CreateOptions{})
+				return err
+			},
+			"update": func() error { _, err := client.Update(ctx, obj, metav1.UpdateOptions{}); return err },
+			"json patch": func() error {
+				_, err := client.Patch(ctx, "prod-1", types.JSONPatchType, []byte(`[{"op":"replace","path":"/status/ready","value":true}]`), metav1.PatchOptions{})
+				return err
+			},
+			"apply": func() error {
+				_, err := client.Apply(ctx, "prod-1", obj, metav1.ApplyOptions{FieldManager: "e2e"})
+				return err
+			},
+			"delete":            func() error { return client.Delete(ctx, "prod-1", metav1.DeleteOptions{}) },
+			"delete collection": func() error { return client.DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}) },
+		} {
+			err := write()
+			gomega.Expect(apierrors.IsMethodNotSupported(err)).To(gomega.BeTrue(), "%s: got %v, want 405", name, err)
+		}
+		gomega.Expect(getReadiness(gomega.Default, "team-a", "prod-1").ResourceVersion).To(gomega.Equal(before.ResourceVersion))
+	})
+
+	ginkgo.It("answers malformed query parameters with 400 (422 for invalid list options, as kube-apiserver)", func(ctx context.Context) {
+		rc := kube.Discovery().RESTClient()
+		get := func(query string) error {
+			_, err := rc.Get().RequestURI("/apis/visibility.periscope.dev/v1alpha1/namespaces/team-a/clusterreadinesses?" + query).DoRaw(ctx)
+			return err
+		}
+		for _, query := range []string{"limit=abc", "timeoutSeconds=x", "labelSelector=a%20in%20(", "fieldSelector=status.ready%3D%3D%3Dx", "resourceVersion=abc"} {
+			gomega.Expect(apierrors.IsBadRequest(get(query))).To(gomega.BeTrue(), "%s: want 400", query)
+		}
+		gomega.Expect(apierrors.IsInvalid(get("resourceVersionMatch=Sometime&resourceVersion=1"))).To(gomega.BeTrue(), "unsupported resourceVersionMatch: want 422")
+	})
+
 	ginkgo.It("tells the demo fleet's story in kubectl get clusterreadiness -A", func() {
 		out, err := kubectl("get", "clusterreadiness", "-A")
 		gomega.Expect(err).NotTo(gomega.HaveOccurred())
@@ -308,6 +353,11 @@ var _ = ginkgo.Describe("ClusterReadiness", ginkgo.Ordered, func() {
 		crds := dyn.Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"})
 		original, err := crds.Get(ctx, "clusters.cluster.x-k8s.io", metav1.GetOptions{})
 		gomega.Expect(err).NotTo(gomega.HaveOccurred())
+		before, err := periscope.VisibilityV1alpha1().ClusterReadinesses("").List(ctx, metav1.ListOptions{})
+		gomega.Expect(err).NotTo(gomega.HaveOccurred())
+		w, err := periscope.VisibilityV1alpha1().ClusterReadinesses("").Watch(ctx, metav1.ListOptions{ResourceVersion: before.ResourceVersion})
+		gomega.Expect(err).NotTo(gomega.HaveOccurred())
+		defer w.Stop()
 		deleteCRD := func() {
 			err := crds.Delete(ctx, "clusters.cluster.x-k8s.io", metav1.DeleteOptions{})
 			gomega.Expect(err == nil || apierrors.IsNotFound(err)).To(gomega.BeTrue(), "%v", err)
@@ -333,7 +383,19 @@ var _ = ginkgo.Describe("ClusterReadiness", ginkgo.Ordered, func() {
 				g.Expect(getReadiness(g, "team-a", "prod-2").Status.Ready).To(gomega.BeTrue())
 			}, time.Minute).Should(gomega.Succeed())
 		})
-		// Every Cluster API cluster's object goes away with its CRD; Sveltos clusters stay.
+		// A watcher is told of each Cluster API cluster's object going away with its CRD.
+		deleted := map[string]bool{}
+		gomega.Eventually(func() map[string]bool {
+			select {
+			case ev := <-w.ResultChan():
+				if ev.Type == watch.Deleted {
+					deleted[ev.Object.(*v1alpha1.ClusterReadiness).Name] = true
+				}
+			default:
+			}
+			return deleted
+		}, time.Minute).Should(gomega.Equal(map[string]bool{"prod-1": true, "prod-2": true, "edge-1": true}))
+		// Sveltos clusters stay.
 		gomega.Eventually(func(g gomega.Gomega) {
 			list, err := periscope.VisibilityV1alpha1().ClusterReadinesses("").List(ctx, metav1.ListOptions{})
 			g.Expect(err).NotTo(gomega.HaveOccurred())

@@ -35,6 +35,10 @@ type env struct {
 	CRDDir        string
 	// CRDSource is "upstream" (../shared/crds) or "minimal" (test/crds).
 	CRDSource string
+	// PeriscopeBin and PeriscopeKubeconfig start more replicas; LogsDir keeps their logs.
+	PeriscopeBin        string
+	PeriscopeKubeconfig string
+	LogsDir             string
 }
 
 var (
@@ -59,12 +63,15 @@ var _ = ginkgo.BeforeSuite(func() {
 	values, err := readEnvFile(path)
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
 	cluster = env{
-		Kubeconfig:    values["KUBECONFIG"],
-		Kubectl:       values["KUBECTL"],
-		PeriscopePort: values["PERISCOPE_PORT"],
-		PKIDir:        values["PKI_DIR"],
-		CRDDir:        values["CRD_DIR"],
-		CRDSource:     values["CRD_SOURCE"],
+		Kubeconfig:          values["KUBECONFIG"],
+		Kubectl:             values["KUBECTL"],
+		PeriscopePort:       values["PERISCOPE_PORT"],
+		PKIDir:              values["PKI_DIR"],
+		CRDDir:              values["CRD_DIR"],
+		CRDSource:           values["CRD_SOURCE"],
+		PeriscopeBin:        values["PERISCOPE_BIN"],
+		PeriscopeKubeconfig: values["PERISCOPE_KUBECONFIG"],
+		LogsDir:             values["LOGS_DIR"],
 	}
 	if cluster.CRDSource == "upstream" {
 		ginkgo.GinkgoWriter.Printf("Source CRDs: the upstream CRDs of %s\n", cluster.CRDDir)
