@@ -33,7 +33,7 @@ if [[ -s "${pids}" ]]; then
     fi
   done < "${pids}"
 fi
-rm -rf "${LOCAL_DIR}/etcd" "${logs}" "${pids}"
+rm -rf "${LOCAL_DIR}/etcd" "${logs}" "${pids}" "${LOCAL_DIR}/cmd"
 mkdir -p "${logs}"
 : > "${pids}"
 
@@ -51,6 +51,9 @@ start() { # start NAME CMD...: runs CMD in the background, logs to $logs/NAME.lo
   local name=$1; shift
   "$@" > "${logs}/${name}.log" 2>&1 &
   echo "${name} $!" >> "${pids}"
+  # The command line, NUL-separated, for hack/local-restart.sh.
+  mkdir -p "${LOCAL_DIR}/cmd"
+  printf '%s\0' "$@" > "${LOCAL_DIR}/cmd/${name}"
 }
 
 wait_for() { # wait_for DESCRIPTION SECONDS CMD...

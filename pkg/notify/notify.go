@@ -104,5 +104,12 @@ func (r *Recorder) ReadyChanged(_ context.Context, obj *v1alpha1.ClusterReadines
 			}
 		}
 	}
-	r.recorder.Eventf(regarding, nil, eventType, reason, "ReadinessChanged", "%s", note)
+	// The related object is the ClusterReadiness at the version of this change: it makes every
+	// change an Event of its own, where the events library would otherwise fold repeated
+	// identical ones into a series that it reports lazily.
+	related := &corev1.ObjectReference{
+		APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: "ClusterReadiness",
+		Namespace: obj.Namespace, Name: obj.Name, UID: obj.UID, ResourceVersion: obj.ResourceVersion,
+	}
+	r.recorder.Eventf(regarding, related, eventType, reason, "ReadinessChanged", "%s", note)
 }

@@ -17,7 +17,7 @@ import (
 
 func readiness(ready bool) (*v1alpha1.ClusterReadiness, metav1.Condition) {
 	obj := &v1alpha1.ClusterReadiness{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "prod-1", UID: "u-1"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "prod-1", UID: "u-1", ResourceVersion: "42"},
 		Status: v1alpha1.ClusterReadinessStatus{
 			ClusterRef: v1alpha1.ClusterReference{APIVersion: "cluster.x-k8s.io/v1beta2", Kind: "Cluster", Name: "prod-1"},
 			Conditions: []metav1.Condition{{Type: "AddonsDeployed", Status: "True", Message: "all 4 add-on profiles deployed"}},
@@ -68,5 +68,8 @@ func TestOnlyTheLeaderRecordsAndTheEventNamesTheChange(t *testing.T) {
 	want := summary{"ClusterReady", "Normal", "the cluster is available and every add-on is deployed; all 4 add-on profiles deployed", "Cluster", "prod-1", "periscope"}
 	if diff := cmp.Diff(want, summary{e.Reason, e.Type, e.Note, e.Regarding.Kind, e.Regarding.Name, e.ReportingController}); diff != "" {
 		t.Errorf("event (-want +got):\n%s", diff)
+	}
+	if e.Related == nil || e.Related.Kind != "ClusterReadiness" || e.Related.ResourceVersion != "42" {
+		t.Errorf("related = %+v, want the ClusterReadiness at the change's version", e.Related)
 	}
 }
