@@ -36,6 +36,10 @@ test-unit: ## Unit tests (no control plane).
 test-e2e: ## Ginkgo end-to-end suites against a real local control plane (started and stopped here).
 	hack/e2e.sh
 
+.PHONY: test-load
+test-load: ## The full load test: 500 watchers and 50 lists a second for 60 seconds (not part of make test).
+	E2E_LOAD=full hack/e2e.sh -ginkgo.focus="Load on loopback"
+
 .PHONY: codegen
 codegen: ## Regenerate deepcopy, OpenAPI, clientset, listers and informers.
 	hack/update-codegen.sh

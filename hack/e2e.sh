@@ -11,4 +11,4 @@ trap '"${root}/hack/local-down.sh"' EXIT
 "${root}/hack/local-up.sh"
 
 cd "${root}"
-E2E_ENV="${LOCAL_DIR}/env" go test -tags e2e -count=1 -timeout 30m ./test/e2e/... -v -args -ginkgo.v
+E2E_ENV="${LOCAL_DIR}/env" go test -tags e2e -count=1 -timeout 30m ./test/e2e/... -v -args -ginkgo.v "$@"

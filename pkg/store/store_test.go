@@ -587,3 +587,55 @@ func TestBookmarkBeforeTheWatchTimesOut(t *testing.T) {
 		t.Errorf("events (-want +got):\n%s", diff)
 	}
 }
+
+// TestWatchSemanticsMatrix follows k8s.io/apiserver's storage testing RunWatchSemantics: every
+// combination of resourceVersion, sendInitialEvents and allowWatchBookmarks, with the initial
+// events, the initial-events-end bookmark and the later changes each must give.
+func TestWatchSemanticsMatrix(t *testing.T) {
+	initialState := []string{"ADDED a/x=2@" + rv(4), "ADDED a/y=1@" + rv(3)}
+	replayFrom2 := []string{"ADDED a/y=1@" + rv(3), "MODIFIED a/x=2@" + rv(4)}
+	endBookmark := "BOOKMARK@" + rv(4) + "map[k8s.io/initial-events-end:true]"
+	later := "MODIFIED a/y=2@" + rv(5)
+
+	for _, resourceVersion := range []string{"", "0", rv(2)} {
+		for _, sendInitialEvents := range []*bool{nil, ptr(true), ptr(false)} {
+			for _, bookmarks := range []bool{false, true} {
+				initial := (sendInitialEvents != nil && *sendInitialEvents) || (sendInitialEvents == nil && (resourceVersion == "" || resourceVersion == "0"))
+				var want []string
+				switch {
+				case initial:
+					want = append(want, initialState...)
+					if sendInitialEvents != nil && *sendInitialEvents && bookmarks {
+						want = append(want, endBookmark)
+					}
+				case resourceVersion == rv(2):
+					want = append(want, replayFrom2...)
+				}
+				want = append(want, later)
+				sie := "nil"
+				if sendInitialEvents != nil {
+					sie = fmt.Sprint(*sendInitialEvents)
+				}
+				t.Run(fmt.Sprintf("rv=%q sendInitialEvents=%s bookmarks=%v", resourceVersion, sie, bookmarks), func(t *testing.T) {
+					s := newTestStore(t)
+					mustApply(t, s, cm("a", "x", "1")) // 2
+					mustApply(t, s, cm("a", "y", "1")) // 3
+					mustApply(t, s, cm("a", "x", "2")) // 4
+					w, err := s.Watch(context.Background(), WatchOptions{
+						ResourceVersion: resourceVersion, SendInitialEvents: sendInitialEvents,
+						AllowWatchBookmarks: bookmarks, Predicate: pred("", ""),
+					})
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer w.Stop()
+					mustApply(t, s, cm("a", "y", "2")) // 5
+					if diff := cmp.Diff(want, eventSummary(collect(t, w, len(want)))); diff != "" {
+						t.Errorf("events (-want +got):\n%s", diff)
+					}
+					expectQuiet(t, w)
+				})
+			}
+		}
+	}
+}
