@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the ginkgo end-to-end suites against a real local control plane that it starts (with the
-# demo data) in _output/e2e and stops afterwards, whatever the outcome.
+# demo data) in _output/e2e and stops afterwards, whatever the outcome. Arguments go to ginkgo
+# (for example -ginkgo.focus="Load on loopback").
 set -o errexit -o nounset -o pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

@@ -39,14 +39,19 @@ func currentLoad() loadSize {
 	return loadSize{watchers: 100, listsPerSecond: 10, duration: 15 * time.Second}
 }
 
-// periscopeMetrics reads Go runtime metrics straight from the Periscope process behind the
-// APIService (as the admin).
+// periscopeMetrics reads the goroutine count and the live heap (after a collection) straight
+// from the Periscope process behind the APIService (as the admin).
 func periscopeMetrics(ctx context.Context) (goroutines, heapBytes float64) {
 	cfg := rest.CopyConfig(restConfig)
 	cfg.Host = "https://127.0.0.1:" + cluster.PeriscopePort
 	cfg.TLSClientConfig.CAData = nil
 	cfg.TLSClientConfig.CAFile = filepath.Join(cluster.PKIDir, "periscope-ca.crt")
-	body, err := kubernetes.NewForConfigOrDie(cfg).Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	rc := kubernetes.NewForConfigOrDie(cfg).Discovery().RESTClient()
+	// The heap profile endpoint runs a garbage collection first (gc=1), so that the heap read
+	// next is what is live, not garbage waiting for the next cycle.
+	_, err := rc.Get().AbsPath("/debug/pprof/heap").Param("gc", "1").DoRaw(ctx)
+	gomega.ExpectWithOffset(1, err).NotTo(gomega.HaveOccurred())
+	body, err := rc.Get().AbsPath("/metrics").DoRaw(ctx)
 	gomega.ExpectWithOffset(1, err).NotTo(gomega.HaveOccurred())
 	scanner := bufio.NewScanner(strings.NewReader(string(body)))
 	scanner.Buffer(make([]byte, 1<<20), 1<<20)
