@@ -62,7 +62,3 @@ func KeepFields(paths ...[]string) cache.TransformFunc {
 		return out, nil
 	}
 }
-
-// TrimObject is the transform for typed objects whose fields the computation reads directly:
-// it trims metadata and leaves the rest to the caller's typed transform.
-func TrimObject(obj metav1.Object) { trimMeta(obj) }
