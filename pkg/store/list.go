@@ -68,22 +68,7 @@ func (s *Store) List(ctx context.Context, opts ListOptions) (ListResult, error) 
 		}
 	}
 
-	s.mu.RLock()
-	at := s.counter
-	if exact > 0 {
-		at = exact
-	}
-	state, err := s.stateAtLocked(at)
-	var keys []string
-	if err == nil {
-		if at == s.counter {
-			keys = s.sortedKeys
-		} else {
-			keys = sortedKeysOf(state)
-		}
-	}
-	result, err := s.collectLocked(state, keys, at, continueKey, opts, err)
-	s.mu.RUnlock()
+	result, err := s.listLocked(exact, continueKey, opts)
 	if err != nil {
 		if continueKey != "" && apierrors.IsResourceExpired(err) {
 			return ListResult{}, expiredContinue()
@@ -96,9 +81,22 @@ func (s *Store) List(ctx context.Context, opts ListOptions) (ListResult, error) 
 	return result, nil
 }
 
-func (s *Store) collectLocked(state map[string]runtime.Object, keys []string, at uint64, continueKey string, opts ListOptions, stateErr error) (ListResult, error) {
-	if stateErr != nil {
-		return ListResult{}, stateErr
+// listLocked collects one page of the state at change counter exact (0: the current state),
+// under the read lock.
+func (s *Store) listLocked(exact uint64, continueKey string, opts ListOptions) (ListResult, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	at := s.counter
+	if exact > 0 {
+		at = exact
+	}
+	state, err := s.stateAtLocked(at)
+	if err != nil {
+		return ListResult{}, err
+	}
+	keys := s.sortedKeys
+	if at != s.counter {
+		keys = sortedKeysOf(state)
 	}
 	result := ListResult{ResourceVersion: s.formatRV(at)}
 	limit := opts.Predicate.Limit
