@@ -30,6 +30,8 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&RukPakConfigList{},
 		&ClusterReadiness{},
 		&ClusterReadinessList{},
+		&ReadinessExtension{},
+		&ReadinessExtensionList{},
 	)
 	metav1.AddToGroupVersion(scheme, SchemeGroupVersion)
 	return nil

@@ -291,7 +291,8 @@ type CheckResult struct {
 	// Message is the handler's message.
 	// +optional
 	Message string `json:"message,omitempty"`
-	// LastProbeTime is when the handler answered.
+	// LastProbeTime is when this replica first received the answer shown: it moves when the
+	// answer changes, not on every call, so that re-asking does not churn the object.
 	// +optional
 	LastProbeTime metav1.Time `json:"lastProbeTime,omitempty"`
 }
@@ -304,4 +305,94 @@ type ClusterReadinessList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 
 	Items []ClusterReadiness `json:"items"`
+}
+
+// +genclient
+// +genclient:nonNamespaced
+// +genclient:onlyVerbs=get,list,watch
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// ReadinessExtension is a readiness extension registration as Periscope sees it: the
+// registration (a labelled ConfigMap in Periscope's namespace), the handlers discovered and
+// each handler's health. One per registration, with the ConfigMap's name; computed, read-only.
+type ReadinessExtension struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   ReadinessExtensionSpec   `json:"spec,omitempty"`
+	Status ReadinessExtensionStatus `json:"status,omitempty"`
+}
+
+// ReadinessExtensionSpec is the registration as read from its ConfigMap.
+type ReadinessExtensionSpec struct {
+	// ConfigMap is the registration: namespace/name.
+	ConfigMap string `json:"configMap"`
+	// Endpoint is where the extension is called: its URL, or service namespace/name:port/path.
+	// +optional
+	Endpoint string `json:"endpoint,omitempty"`
+	// NamespaceSelector selects the namespaces whose clusters are checked; absent means all.
+	// +optional
+	NamespaceSelector *metav1.LabelSelector `json:"namespaceSelector,omitempty"`
+	// ClusterSelector selects the clusters checked by their labels; absent means all.
+	// +optional
+	ClusterSelector *metav1.LabelSelector `json:"clusterSelector,omitempty"`
+	// Settings are passed to every call unchanged.
+	// +optional
+	Settings map[string]string `json:"settings,omitempty"`
+}
+
+// HandlerHealth is whether a handler answers.
+type HandlerHealth string
+
+const (
+	// HandlerHealthy: the last call got an answer (Success or an explicit Failure about a cluster).
+	HandlerHealthy HandlerHealth = "Healthy"
+	// HandlerFailing: the last call got no usable answer (unreachable, timed out, non-200,
+	// invalid); lastError says why. Calls back off while it fails.
+	HandlerFailing HandlerHealth = "Failing"
+	// HandlerUnknown: not called yet.
+	HandlerUnknown HandlerHealth = "Unknown"
+)
+
+// ReadinessExtensionStatus is what discovery and the calls found.
+type ReadinessExtensionStatus struct {
+	// Handlers are the ClusterReadinessCheck handlers discovered.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	Handlers []HandlerStatus `json:"handlers,omitempty"`
+	// DiscoveryError is the error of the last discovery; empty when it succeeded.
+	// +optional
+	DiscoveryError string `json:"discoveryError,omitempty"`
+	// Conditions: Valid (the registration parses), Discovered (the last discovery succeeded),
+	// HandlersHealthy (no handler is Failing) and Ready, True when the three others are.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// HandlerStatus is one discovered handler.
+type HandlerStatus struct {
+	// Name is the handler's name: the last path segment of its hook.
+	Name string `json:"name"`
+	// TimeoutSeconds bounds each call.
+	TimeoutSeconds int32 `json:"timeoutSeconds"`
+	// FailurePolicy is Fail or Ignore.
+	FailurePolicy string `json:"failurePolicy"`
+	// Health is Healthy, Failing or Unknown.
+	Health HandlerHealth `json:"health"`
+	// LastError is why the handler is Failing.
+	// +optional
+	LastError string `json:"lastError,omitempty"`
+}
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// ReadinessExtensionList is a list of ReadinessExtension objects.
+type ReadinessExtensionList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+
+	Items []ReadinessExtension `json:"items"`
 }

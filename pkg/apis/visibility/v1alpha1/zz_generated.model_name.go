@@ -62,6 +62,11 @@ func (in FeatureStatus) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in HandlerStatus) OpenAPIModelName() string {
+	return "dev.periscope.visibility.v1alpha1.HandlerStatus"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in ProfileReadiness) OpenAPIModelName() string {
 	return "dev.periscope.visibility.v1alpha1.ProfileReadiness"
 }
@@ -74,6 +79,26 @@ func (in Provisioner) OpenAPIModelName() string {
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in ProvisionerClass) OpenAPIModelName() string {
 	return "dev.periscope.visibility.v1alpha1.ProvisionerClass"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ReadinessExtension) OpenAPIModelName() string {
+	return "dev.periscope.visibility.v1alpha1.ReadinessExtension"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ReadinessExtensionList) OpenAPIModelName() string {
+	return "dev.periscope.visibility.v1alpha1.ReadinessExtensionList"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ReadinessExtensionSpec) OpenAPIModelName() string {
+	return "dev.periscope.visibility.v1alpha1.ReadinessExtensionSpec"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ReadinessExtensionStatus) OpenAPIModelName() string {
+	return "dev.periscope.visibility.v1alpha1.ReadinessExtensionStatus"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.

@@ -55,6 +55,8 @@ func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource
 	// Group=visibility.periscope.dev, Version=v1alpha1
 	case v1alpha1.SchemeGroupVersion.WithResource("clusterreadinesses"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Visibility().V1alpha1().ClusterReadinesses().Informer()}, nil
+	case v1alpha1.SchemeGroupVersion.WithResource("readinessextensions"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Visibility().V1alpha1().ReadinessExtensions().Informer()}, nil
 	case v1alpha1.SchemeGroupVersion.WithResource("rukpakconfigs"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Visibility().V1alpha1().RukPakConfigs().Informer()}, nil
 

@@ -26,6 +26,10 @@ type ClusterReadinessListerExpansion interface{}
 // ClusterReadinessNamespaceLister.
 type ClusterReadinessNamespaceListerExpansion interface{}
 
+// ReadinessExtensionListerExpansion allows custom methods to be added to
+// ReadinessExtensionLister.
+type ReadinessExtensionListerExpansion interface{}
+
 // RukPakConfigListerExpansion allows custom methods to be added to
 // RukPakConfigLister.
 type RukPakConfigListerExpansion interface{}

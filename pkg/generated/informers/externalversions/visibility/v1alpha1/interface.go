@@ -26,6 +26,8 @@ import (
 type Interface interface {
 	// ClusterReadinesses returns a ClusterReadinessInformer.
 	ClusterReadinesses() TypedClusterReadinessInformer
+	// ReadinessExtensions returns a ReadinessExtensionInformer.
+	ReadinessExtensions() TypedReadinessExtensionInformer
 	// RukPakConfigs returns a RukPakConfigInformer.
 	RukPakConfigs() TypedRukPakConfigInformer
 }
@@ -44,6 +46,11 @@ func New(f internalinterfaces.SharedInformerFactory, namespace string, tweakList
 // ClusterReadinesses returns a TypedClusterReadinessInformer.
 func (v *version) ClusterReadinesses() TypedClusterReadinessInformer {
 	return &clusterReadinessInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
+}
+
+// ReadinessExtensions returns a TypedReadinessExtensionInformer.
+func (v *version) ReadinessExtensions() TypedReadinessExtensionInformer {
+	return &readinessExtensionInformer{factory: v.factory, tweakListOptions: v.tweakListOptions}
 }
 
 // RukPakConfigs returns a TypedRukPakConfigInformer.

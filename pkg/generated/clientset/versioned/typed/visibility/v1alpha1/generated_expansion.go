@@ -20,4 +20,6 @@ package v1alpha1
 
 type ClusterReadinessExpansion interface{}
 
+type ReadinessExtensionExpansion interface{}
+
 type RukPakConfigExpansion interface{}

@@ -29,6 +29,7 @@ import (
 type VisibilityV1alpha1Interface interface {
 	RESTClient() rest.Interface
 	ClusterReadinessesGetter
+	ReadinessExtensionsGetter
 	RukPakConfigsGetter
 }
 
@@ -39,6 +40,10 @@ type VisibilityV1alpha1Client struct {
 
 func (c *VisibilityV1alpha1Client) ClusterReadinesses(namespace string) ClusterReadinessInterface {
 	return newClusterReadinesses(c, namespace)
+}
+
+func (c *VisibilityV1alpha1Client) ReadinessExtensions() ReadinessExtensionInterface {
+	return newReadinessExtensions(c)
 }
 
 func (c *VisibilityV1alpha1Client) RukPakConfigs() RukPakConfigInterface {

@@ -32,6 +32,10 @@ func (c *FakeVisibilityV1alpha1) ClusterReadinesses(namespace string) v1alpha1.C
 	return newFakeClusterReadinesses(c, namespace)
 }
 
+func (c *FakeVisibilityV1alpha1) ReadinessExtensions() v1alpha1.ReadinessExtensionInterface {
+	return newFakeReadinessExtensions(c)
+}
+
 func (c *FakeVisibilityV1alpha1) RukPakConfigs() v1alpha1.RukPakConfigInterface {
 	return newFakeRukPakConfigs(c)
 }
