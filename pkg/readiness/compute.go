@@ -30,6 +30,9 @@ const (
 	ReasonNoChecks           = "NoChecks"
 	ReasonChecksPassed       = "ChecksPassed"
 	ReasonChecksFailed       = "ChecksFailed"
+	ReasonChecksPending      = "ChecksPending"
+	// CheckReasonPending is the reason of a check that has not been answered yet.
+	CheckReasonPending = "Pending"
 	ReasonReady              = "Ready"
 )
 
@@ -38,15 +41,23 @@ const (
 type Result struct {
 	Status  v1alpha1.ClusterReadinessStatus
 	Matched []string // profile keys
+	// observed is the newest write time among the sources, for lastTransitionTime.
+	observed time.Time
 }
 
 // Compute returns the readiness of in.Cluster. The result depends on in alone.
 func Compute(in Input) Result {
+	return ComputeBase(in).WithChecks(in.Checks, in.Previous)
+}
+
+// ComputeBase computes everything but the extensions' checks: the status has the
+// ClusterAvailable and AddonsDeployed conditions, which the checks are asked with. WithChecks
+// completes it. in.Checks is ignored.
+func ComputeBase(in Input) Result {
 	c := in.Cluster
 	status := v1alpha1.ClusterReadinessStatus{
 		ClusterRef:  v1alpha1.ClusterReference{APIVersion: c.APIVersion, Kind: c.Kind, Name: c.Name},
 		ClusterType: c.Type,
-		Checks:      in.Checks,
 	}
 	times := []time.Time{c.LastWrite}
 	var matched []string
@@ -76,18 +87,32 @@ func Compute(in Input) Result {
 	sort.Strings(matched)
 
 	observed := conditions.Latest(c.Created.Time, times...)
-	available := availableCondition(c.Availability)
-	addons := addonsCondition(status.Profiles, invalid)
-	checks := checksCondition(in.Checks)
-	ready := readyCondition(available, addons, checks)
 	status.Conditions = []metav1.Condition{
-		conditions.WithTransition(available, in.Previous, observed),
-		conditions.WithTransition(addons, in.Previous, observed),
-		conditions.WithTransition(checks, in.Previous, observed),
-		conditions.WithTransition(ready, in.Previous, observed),
+		conditions.WithTransition(availableCondition(c.Availability), in.Previous, observed),
+		conditions.WithTransition(addonsCondition(status.Profiles, invalid), in.Previous, observed),
 	}
+	return Result{Status: status, Matched: matched, observed: observed}
+}
+
+// WithChecks adds the extensions' checks to a result of ComputeBase: status.checks, the
+// ChecksPassed condition and Ready. A check's lastProbeTime counts as a source write time.
+func (r Result) WithChecks(checks []v1alpha1.CheckResult, previous []metav1.Condition) Result {
+	status := r.Status.DeepCopy()
+	status.Checks = checks
+	observed := r.observed
+	for _, c := range checks {
+		if c.LastProbeTime.After(observed) {
+			observed = c.LastProbeTime.Time
+		}
+	}
+	base := status.Conditions[:2:2]
+	checksCond := checksCondition(checks)
+	ready := readyCondition(base[0], base[1], checksCond)
+	status.Conditions = append(base,
+		conditions.WithTransition(checksCond, previous, observed),
+		conditions.WithTransition(ready, previous, observed))
 	status.Ready = ready.Status == metav1.ConditionTrue
-	return Result{Status: status, Matched: matched}
+	return Result{Status: *status, Matched: r.Matched, observed: observed}
 }
 
 // profileReadiness finds the profile's summary for the cluster and derives the profile's state.
@@ -256,24 +281,35 @@ func addonsCondition(profiles []v1alpha1.ProfileReadiness, invalid int) metav1.C
 	return cond
 }
 
+// checksCondition is False when a check is not ready, else Unknown while a check waits for its
+// first answer (so that Ready is not True early), else True.
 func checksCondition(checks []v1alpha1.CheckResult) metav1.Condition {
 	cond := metav1.Condition{Type: ConditionChecksPassed, Status: metav1.ConditionTrue}
 	if len(checks) == 0 {
 		cond.Reason, cond.Message = ReasonNoChecks, "no readiness extension applies to the cluster"
 		return cond
 	}
-	var failing []string
+	var failing, pending []string
 	for _, c := range checks {
-		if !c.Ready {
+		switch {
+		case c.Reason == CheckReasonPending:
+			pending = append(pending, c.Extension+"/"+c.Handler)
+		case !c.Ready:
 			failing = append(failing, fmt.Sprintf("%s/%s (%s)", c.Extension, c.Handler, c.Message))
 		}
 	}
-	if len(failing) == 0 {
+	switch {
+	case len(failing) > 0:
+		cond.Status, cond.Reason = metav1.ConditionFalse, ReasonChecksFailed
+		cond.Message = fmt.Sprintf("%d of %d checks not ready: %s", len(failing), len(checks), strings.Join(failing, ", "))
+	case len(pending) > 0:
+		cond.Status, cond.Reason = metav1.ConditionUnknown, ReasonChecksPending
+		cond.Message = fmt.Sprintf("waiting for the first answer of %s", strings.Join(pending, ", "))
+	case len(checks) == 1:
+		cond.Reason, cond.Message = ReasonChecksPassed, "the 1 check passed"
+	default:
 		cond.Reason, cond.Message = ReasonChecksPassed, fmt.Sprintf("%d checks passed", len(checks))
-		return cond
 	}
-	cond.Status, cond.Reason = metav1.ConditionFalse, ReasonChecksFailed
-	cond.Message = fmt.Sprintf("%d of %d checks not ready: %s", len(failing), len(checks), strings.Join(failing, ", "))
 	return cond
 }
 
@@ -285,5 +321,5 @@ func readyCondition(parts ...metav1.Condition) metav1.Condition {
 			return metav1.Condition{Type: ConditionReady, Status: p.Status, Reason: p.Reason, Message: p.Message}
 		}
 	}
-	return metav1.Condition{Type: ConditionReady, Status: metav1.ConditionTrue, Reason: ReasonReady, Message: "the cluster is available and every add-on is deployed"}
+	return metav1.Condition{Type: ConditionReady, Status: metav1.ConditionTrue, Reason: ReasonReady, Message: "the cluster is available, every add-on is deployed and every check passed"}
 }

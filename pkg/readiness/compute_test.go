@@ -227,7 +227,7 @@ func TestConditions(t *testing.T) {
 				cond("ClusterAvailable", "True", "Available", "up"),
 				cond("AddonsDeployed", "True", "NoAddons", "no ClusterProfile or Profile matches the cluster"),
 				cond("ChecksPassed", "True", "NoChecks", "no readiness extension applies to the cluster"),
-				cond("Ready", "True", "Ready", "the cluster is available and every add-on is deployed"),
+				cond("Ready", "True", "Ready", "the cluster is available, every add-on is deployed and every check passed"),
 			},
 		},
 		{
@@ -239,7 +239,7 @@ func TestConditions(t *testing.T) {
 				cond("ClusterAvailable", "True", "Available", "up"),
 				cond("AddonsDeployed", "True", "AllDeployed", "all 2 add-on profiles deployed"),
 				cond("ChecksPassed", "True", "NoChecks", "no readiness extension applies to the cluster"),
-				cond("Ready", "True", "Ready", "the cluster is available and every add-on is deployed"),
+				cond("Ready", "True", "Ready", "the cluster is available, every add-on is deployed and every check passed"),
 			},
 		},
 		{
@@ -279,6 +279,37 @@ func TestConditions(t *testing.T) {
 				cond("AddonsDeployed", "False", "InvalidSource", "1 of 1 profiles failed: a (ClusterSummary a-s is invalid: bad)"),
 				cond("ChecksPassed", "True", "NoChecks", "no readiness extension applies to the cluster"),
 				cond("Ready", "False", "InvalidSource", "1 of 1 profiles failed: a (ClusterSummary a-s is invalid: bad)"),
+			},
+		},
+		{
+			name:      "every check passed",
+			in:        Input{Cluster: capi("team-a", "prod-1", prod), Checks: []v1alpha1.CheckResult{check("ok", true, "Passed"), check("scan", true, "FailureIgnored")}},
+			wantReady: true,
+			want: []metav1.Condition{
+				cond("ClusterAvailable", "True", "Available", "up"),
+				cond("AddonsDeployed", "True", "NoAddons", "no ClusterProfile or Profile matches the cluster"),
+				cond("ChecksPassed", "True", "ChecksPassed", "2 checks passed"),
+				cond("Ready", "True", "Ready", "the cluster is available, every add-on is deployed and every check passed"),
+			},
+		},
+		{
+			name: "a check waiting for its first answer keeps Ready Unknown",
+			in:   Input{Cluster: capi("team-a", "prod-1", prod), Checks: []v1alpha1.CheckResult{check("ok", true, "Passed"), check("slow", false, CheckReasonPending)}},
+			want: []metav1.Condition{
+				cond("ClusterAvailable", "True", "Available", "up"),
+				cond("AddonsDeployed", "True", "NoAddons", "no ClusterProfile or Profile matches the cluster"),
+				cond("ChecksPassed", "Unknown", "ChecksPending", "waiting for the first answer of approvals/slow"),
+				cond("Ready", "Unknown", "ChecksPending", "waiting for the first answer of approvals/slow"),
+			},
+		},
+		{
+			name: "a failed check wins over a pending one",
+			in:   Input{Cluster: capi("team-a", "prod-1", prod), Checks: []v1alpha1.CheckResult{check("no", false, "NotReady"), check("slow", false, CheckReasonPending)}},
+			want: []metav1.Condition{
+				cond("ClusterAvailable", "True", "Available", "up"),
+				cond("AddonsDeployed", "True", "NoAddons", "no ClusterProfile or Profile matches the cluster"),
+				cond("ChecksPassed", "False", "ChecksFailed", "1 of 2 checks not ready: approvals/no (no says NotReady)"),
+				cond("Ready", "False", "ChecksFailed", "1 of 2 checks not ready: approvals/no (no says NotReady)"),
 			},
 		},
 	}
@@ -331,4 +362,29 @@ func mustSelector(t *testing.T, s string) labels.Selector {
 		t.Fatal(err)
 	}
 	return sel
+}
+
+func check(handler string, ready bool, reason string) v1alpha1.CheckResult {
+	return v1alpha1.CheckResult{Extension: "approvals", Handler: handler, Ready: ready, Reason: reason, Message: handler + " says " + reason}
+}
+
+func TestWithChecksMovesTransitionToTheProbeTime(t *testing.T) {
+	in := Input{Cluster: capi("team-a", "prod-1", map[string]string{"env": "prod"})}
+	base := ComputeBase(in)
+	pending := base.WithChecks([]v1alpha1.CheckResult{check("a", false, CheckReasonPending)}, nil)
+	probe := metav1.NewTime(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))
+	answered := check("a", true, "Passed")
+	answered.LastProbeTime = probe
+	done := base.WithChecks([]v1alpha1.CheckResult{answered}, pending.Status.Conditions)
+	for _, c := range done.Status.Conditions {
+		if (c.Type == ConditionChecksPassed || c.Type == ConditionReady) && !c.LastTransitionTime.Equal(&probe) {
+			t.Errorf("%s moved at %v, want the probe time %v", c.Type, c.LastTransitionTime, probe)
+		}
+	}
+	if !done.Status.Ready || pending.Status.Ready {
+		t.Errorf("ready: pending %v, answered %v", pending.Status.Ready, done.Status.Ready)
+	}
+	if len(base.Status.Conditions) != 2 {
+		t.Errorf("WithChecks changed the base result: %d conditions", len(base.Status.Conditions))
+	}
 }

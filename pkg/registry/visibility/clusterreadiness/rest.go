@@ -71,6 +71,7 @@ func Table(clk clock.PassiveClock) readonly.TableConvertor {
 			{Name: "Addons", Type: "string", Description: "Deployed add-on profiles / matching profiles."},
 			{Name: "Reason", Type: "string", Description: "The reason of the Ready condition."},
 			{Name: "Age", Type: "string", Description: "Age of the cluster object."},
+			{Name: "Checks", Type: "string", Priority: 1, Description: "Passed extension checks / applicable checks."},
 		},
 		Cells: func(obj runtime.Object) ([]interface{}, error) {
 			c, ok := obj.(*v1alpha1.ClusterReadiness)
@@ -85,10 +86,17 @@ func Table(clk clock.PassiveClock) readonly.TableConvertor {
 			if !c.CreationTimestamp.IsZero() {
 				age = duration.HumanDuration(clk.Since(c.CreationTimestamp.Time))
 			}
+			passed := 0
+			for _, check := range c.Status.Checks {
+				if check.Ready {
+					passed++
+				}
+			}
 			return []interface{}{
 				c.Name, string(c.Status.ClusterType), ready,
 				fmt.Sprintf("%d/%d", c.Status.Addons.Deployed, c.Status.Addons.Total),
 				reason, age,
+				fmt.Sprintf("%d/%d", passed, len(c.Status.Checks)),
 			}, nil
 		},
 	}
