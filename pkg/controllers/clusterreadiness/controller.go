@@ -22,6 +22,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"periscope.dev/periscope/pkg/apis/visibility/v1alpha1"
+	"periscope.dev/periscope/pkg/extensions/metrics"
 	"periscope.dev/periscope/pkg/readiness"
 	"periscope.dev/periscope/pkg/sources"
 	"periscope.dev/periscope/pkg/store"
@@ -319,6 +320,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		return nil
 	}
 	c.computations.Add(1)
+	metrics.ClusterReadinessComputations.Inc()
 
 	in := readiness.Input{Cluster: cluster}
 	c.mu.Lock()
