@@ -117,7 +117,9 @@ func TestFromConfigMap(t *testing.T) {
 }
 
 func TestBaseURL(t *testing.T) {
-	resolve := func(ns, name string, port int32) (string, error) { return "localhost:" + string(rune('0'+port%10)), nil }
+	resolve := func(ns, name string, port int32) (string, error) {
+		return "localhost:" + string(rune('0'+port%10)), nil
+	}
 	base, serverName, err := ClientConfig{Service: &ServiceReference{Namespace: "ns", Name: "svc", Path: "/p/"}}.BaseURL(resolve)
 	if err != nil || base != "https://localhost:3/p" || serverName != "svc.ns.svc" {
 		t.Errorf("service: %q %q %v", base, serverName, err)
