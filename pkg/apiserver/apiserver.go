@@ -11,6 +11,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
@@ -23,9 +24,13 @@ import (
 
 	"periscope.dev/periscope/pkg/apis/visibility/v1alpha1"
 	"periscope.dev/periscope/pkg/controllers/clusterreadiness"
+	"periscope.dev/periscope/pkg/controllers/readinessextension"
 	"periscope.dev/periscope/pkg/controllers/rukpakconfig"
+	"periscope.dev/periscope/pkg/extensions/evaluator"
+	"periscope.dev/periscope/pkg/extensions/metrics"
 	"periscope.dev/periscope/pkg/notify"
 	clusterreadinessregistry "periscope.dev/periscope/pkg/registry/visibility/clusterreadiness"
+	readinessextensionregistry "periscope.dev/periscope/pkg/registry/visibility/readinessextension"
 	rukpakconfigregistry "periscope.dev/periscope/pkg/registry/visibility/rukpakconfig"
 	"periscope.dev/periscope/pkg/rukpak"
 	"periscope.dev/periscope/pkg/sources"
@@ -46,10 +51,24 @@ type ExtraConfig struct {
 	LeaseNamespace string
 	// Workers compute ClusterReadiness objects in parallel.
 	Workers int
+	// Extensions configures readiness extensions.
+	Extensions ExtensionConfig
 	// Kubernetes, Dynamic and Discovery read the sources.
 	Kubernetes kubernetes.Interface
 	Dynamic    dynamic.Interface
 	Discovery  discovery.DiscoveryInterface
+}
+
+// ExtensionConfig configures readiness extensions.
+type ExtensionConfig struct {
+	// Namespace holds the registrations.
+	Namespace string
+	// Workers is the number of concurrent calls per extension.
+	Workers int
+	// Resync is how often a check is asked again without retryAfterSeconds.
+	Resync time.Duration
+	// DiscoveryInterval is how often discovery is called again.
+	DiscoveryInterval time.Duration
 }
 
 // Config is the generic API server's configuration plus Periscope's.
@@ -109,8 +128,33 @@ func (c CompletedConfig) New() (*Server, error) {
 	readinessSources := sources.NewDynamicSources(extra.Discovery, extra.Dynamic, readinessController.SourceResources(), extra.DiscoveryInterval, readinessController.Resync)
 	readinessController.SetSource(readinessSources)
 
+	// Readiness extensions: the evaluator calls them off the request path and tells the
+	// ClusterReadiness controller which cluster to recompute; the registration controller
+	// follows the ConfigMaps and serves ReadinessExtension objects.
+	metrics.Register()
+	extensionStore := readinessextensionregistry.NewStore(extra.Store)
+	var extensionController *readinessextension.Controller
+	checkEvaluator := evaluator.New(evaluator.Config{
+		Workers:         extra.Extensions.Workers,
+		Resync:          extra.Extensions.Resync,
+		NamespaceLabels: func(ns string) labels.Set { return extensionController.NamespaceLabels(ns) },
+		OnResult:        readinessController.Enqueue,
+		OnHealth:        func(name string) { extensionController.HealthChanged(name) },
+	})
+	var warner readinessextension.Warner
+	if recorder != nil {
+		warner = recorder
+	}
+	extensionController = readinessextension.New(readinessextension.Config{
+		Namespace: extra.Extensions.Namespace, Client: extra.Kubernetes, Store: extensionStore,
+		Evaluator: checkEvaluator, Warner: warner,
+		OnChange: readinessController.EnqueueAll, OnNamespace: readinessController.EnqueueNamespace,
+		DiscoveryInterval: extra.Extensions.DiscoveryInterval,
+	})
+	readinessController.SetChecker(checkEvaluator, extensionController.Synced)
+
 	ready := func() error {
-		if !rukpakController.Computed() || !readinessController.Synced() {
+		if !rukpakController.Computed() || !readinessController.Synced() || !extensionController.Synced() {
 			return errors.New("sources are not synced yet")
 		}
 		return nil
@@ -118,8 +162,9 @@ func (c CompletedConfig) New() (*Server, error) {
 
 	group := genericapiserver.NewDefaultAPIGroupInfo(v1alpha1.GroupName, Scheme, metav1.ParameterCodec, Codecs)
 	group.VersionedResourcesStorageMap[v1alpha1.SchemeGroupVersion.Version] = map[string]rest.Storage{
-		"rukpakconfigs":      rukpakconfigregistry.NewREST(rukpakStore, ready),
-		"clusterreadinesses": clusterreadinessregistry.NewREST(readinessStore, ready, clock.RealClock{}),
+		"rukpakconfigs":       rukpakconfigregistry.NewREST(rukpakStore, ready),
+		"clusterreadinesses":  clusterreadinessregistry.NewREST(readinessStore, ready, clock.RealClock{}),
+		"readinessextensions": readinessextensionregistry.NewREST(extensionStore, ready, clock.RealClock{}),
 	}
 	if err := generic.InstallAPIGroup(&group); err != nil {
 		return nil, fmt.Errorf("installing %s: %w", v1alpha1.GroupName, err)
@@ -135,6 +180,8 @@ func (c CompletedConfig) New() (*Server, error) {
 		workloads.Start(ctx)
 		go rukpakController.Run(ctx)
 		go readinessSources.Run(ctx)
+		checkEvaluator.Start(ctx)
+		go extensionController.Run(ctx, 2)
 		go readinessController.Run(ctx, extra.Workers)
 		if recorder != nil {
 			go recorder.Run(ctx)

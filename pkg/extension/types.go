@@ -20,14 +20,14 @@ const HookClusterReadinessCheck = "ClusterReadinessCheck"
 
 // Kinds of the protocol's messages.
 const (
-	KindDiscoveryRequest               = "DiscoveryRequest"
-	KindDiscoveryResponse              = "DiscoveryResponse"
-	KindClusterReadinessCheckRequest   = "ClusterReadinessCheckRequest"
-	KindClusterReadinessCheckResponse  = "ClusterReadinessCheckResponse"
-	DiscoveryPath                      = "/" + APIVersion + "/discovery"
-	ClusterReadinessCheckPathPrefix    = "/" + APIVersion + "/clusterreadinesscheck/"
-	DefaultTimeoutSeconds        int32 = 10
-	MaxTimeoutSeconds            int32 = 30
+	KindDiscoveryRequest                    = "DiscoveryRequest"
+	KindDiscoveryResponse                   = "DiscoveryResponse"
+	KindClusterReadinessCheckRequest        = "ClusterReadinessCheckRequest"
+	KindClusterReadinessCheckResponse       = "ClusterReadinessCheckResponse"
+	DiscoveryPath                           = "/" + APIVersion + "/discovery"
+	ClusterReadinessCheckPathPrefix         = "/" + APIVersion + "/clusterreadinesscheck/"
+	DefaultTimeoutSeconds             int32 = 10
+	MaxTimeoutSeconds                 int32 = 30
 )
 
 // ResponseStatus says whether the extension could process the request. Failure is the

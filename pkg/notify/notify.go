@@ -113,3 +113,12 @@ func (r *Recorder) ReadyChanged(_ context.Context, obj *v1alpha1.ClusterReadines
 	}
 	r.recorder.Eventf(regarding, related, eventType, reason, "ReadinessChanged", "%s", note)
 }
+
+// Warn records a Warning Event on regarding, while this replica leads: a problem an admin must
+// fix, such as a malformed readiness extension registration.
+func (r *Recorder) Warn(regarding *corev1.ObjectReference, reason, action, note string) {
+	if !r.leading.Load() || r.recorder == nil {
+		return
+	}
+	r.recorder.Eventf(regarding, nil, corev1.EventTypeWarning, reason, action, "%s", note)
+}

@@ -25,7 +25,7 @@ func readiness(ready bool) (*v1alpha1.ClusterReadiness, metav1.Condition) {
 	}
 	cond := metav1.Condition{Type: "Ready", Status: "False", Reason: "AddonsFailed", Message: "1 of 4 profiles failed: observability (Helm: timed out)"}
 	if ready {
-		cond = metav1.Condition{Type: "Ready", Status: "True", Reason: "Ready", Message: "the cluster is available and every add-on is deployed"}
+		cond = metav1.Condition{Type: "Ready", Status: "True", Reason: "Ready", Message: "the cluster is available, every add-on is deployed and every check passed"}
 	}
 	return obj, cond
 }

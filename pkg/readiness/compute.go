@@ -33,7 +33,7 @@ const (
 	ReasonChecksPending      = "ChecksPending"
 	// CheckReasonPending is the reason of a check that has not been answered yet.
 	CheckReasonPending = "Pending"
-	ReasonReady              = "Ready"
+	ReasonReady        = "Ready"
 )
 
 // Result is a computed status and the profiles that matched, which the controller indexes so

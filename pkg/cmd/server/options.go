@@ -39,6 +39,11 @@ type Options struct {
 	EmitEvents        bool
 	LeaseNamespace    string
 	Workers           int
+
+	ExtensionNamespace         string
+	ExtensionWorkers           int
+	ExtensionResync            time.Duration
+	ExtensionDiscoveryInterval time.Duration
 }
 
 // NewOptions returns the defaults.
@@ -53,6 +58,11 @@ func NewOptions() *Options {
 		EmitEvents:        true,
 		LeaseNamespace:    "periscope-system",
 		Workers:           2,
+
+		ExtensionNamespace:         "periscope-system",
+		ExtensionWorkers:           4,
+		ExtensionResync:            5 * time.Minute,
+		ExtensionDiscoveryInterval: time.Minute,
 	}
 	o.Recommended.Etcd = nil
 	o.Recommended.Admission = nil
@@ -86,6 +96,10 @@ func NewCommand(ctx context.Context) *cobra.Command {
 	flags.BoolVar(&o.EmitEvents, "emit-events", o.EmitEvents, "Record an Event on a cluster object when its readiness changes (one replica records, elected with a Lease).")
 	flags.StringVar(&o.LeaseNamespace, "leader-election-namespace", o.LeaseNamespace, "Namespace of the Lease that elects the replica recording Events.")
 	flags.IntVar(&o.Workers, "workers", o.Workers, "Workers computing ClusterReadiness objects.")
+	flags.StringVar(&o.ExtensionNamespace, "extension-namespace", o.ExtensionNamespace, "Namespace of readiness extension registrations (ConfigMaps labelled visibility.periscope.dev/readiness-extension=true); normally Periscope's own.")
+	flags.IntVar(&o.ExtensionWorkers, "extension-workers", o.ExtensionWorkers, "Concurrent check calls per readiness extension.")
+	flags.DurationVar(&o.ExtensionResync, "extension-resync", o.ExtensionResync, "How often a check is asked again when the extension gave no retryAfterSeconds.")
+	flags.DurationVar(&o.ExtensionDiscoveryInterval, "extension-discovery-interval", o.ExtensionDiscoveryInterval, "How often each readiness extension's discovery is called again.")
 	return cmd
 }
 
@@ -109,6 +123,18 @@ func (o *Options) Validate() error {
 	}
 	if o.EmitEvents && o.LeaseNamespace == "" {
 		errs = append(errs, fmt.Errorf("--leader-election-namespace must not be empty with --emit-events"))
+	}
+	if o.ExtensionNamespace == "" {
+		errs = append(errs, fmt.Errorf("--extension-namespace must not be empty"))
+	}
+	if o.ExtensionWorkers < 1 || o.ExtensionWorkers > 100 {
+		errs = append(errs, fmt.Errorf("--extension-workers must be between 1 and 100"))
+	}
+	if o.ExtensionResync < time.Second {
+		errs = append(errs, fmt.Errorf("--extension-resync must be at least 1s"))
+	}
+	if o.ExtensionDiscoveryInterval < time.Second {
+		errs = append(errs, fmt.Errorf("--extension-discovery-interval must be at least 1s"))
 	}
 	if o.WatcherBuffer < 10 {
 		errs = append(errs, fmt.Errorf("--watcher-buffer must be at least 10"))
@@ -162,9 +188,15 @@ func (o *Options) Config() (*apiserver.Config, error) {
 			EmitEvents:     o.EmitEvents,
 			LeaseNamespace: o.LeaseNamespace,
 			Workers:        o.Workers,
-			Kubernetes:     kube,
-			Dynamic:        dyn,
-			Discovery:      disco,
+			Extensions: apiserver.ExtensionConfig{
+				Namespace:         o.ExtensionNamespace,
+				Workers:           o.ExtensionWorkers,
+				Resync:            o.ExtensionResync,
+				DiscoveryInterval: o.ExtensionDiscoveryInterval,
+			},
+			Kubernetes: kube,
+			Dynamic:    dyn,
+			Discovery:  disco,
 		},
 	}, nil
 }

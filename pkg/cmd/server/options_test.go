@@ -20,6 +20,10 @@ func TestValidate(t *testing.T) {
 		{name: "tiny event log", mutate: func(o *Options) { o.EventLogSize = 5 }, wantErr: "--event-log-size"},
 		{name: "tiny watcher buffer", mutate: func(o *Options) { o.WatcherBuffer = 1 }, wantErr: "--watcher-buffer"},
 		{name: "no workers", mutate: func(o *Options) { o.Workers = 0 }, wantErr: "--workers"},
+		{name: "no extension namespace", mutate: func(o *Options) { o.ExtensionNamespace = "" }, wantErr: "--extension-namespace"},
+		{name: "no extension workers", mutate: func(o *Options) { o.ExtensionWorkers = 0 }, wantErr: "--extension-workers"},
+		{name: "extension resync too often", mutate: func(o *Options) { o.ExtensionResync = time.Millisecond }, wantErr: "--extension-resync"},
+		{name: "extension discovery too often", mutate: func(o *Options) { o.ExtensionDiscoveryInterval = 0 }, wantErr: "--extension-discovery-interval"},
 		{name: "events without a lease namespace", mutate: func(o *Options) { o.LeaseNamespace = "" }, wantErr: "--leader-election-namespace"},
 	}
 	for _, tt := range tests {

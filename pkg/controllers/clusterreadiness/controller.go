@@ -66,12 +66,23 @@ type Notifier interface {
 	ReadyChanged(ctx context.Context, obj *v1alpha1.ClusterReadiness, ready metav1.Condition)
 }
 
+// Checker gives the readiness extensions' check results of a cluster, given the readiness
+// computed so far; it must not block (the evaluator of pkg/extensions is one).
+type Checker interface {
+	Checks(cluster readiness.Cluster, base []metav1.Condition) []v1alpha1.CheckResult
+	Forget(clusterKey string)
+}
+
 // Controller computes ClusterReadiness objects.
 type Controller struct {
 	store    *store.Store
 	source   Source
 	notifier Notifier
-	queue    workqueue.TypedRateLimitingInterface[string]
+	checker  Checker
+	// checkerSynced reports whether the registrations found at start-up were read, so that the
+	// first computation includes the checks that apply.
+	checkerSynced func() bool
+	queue         workqueue.TypedRateLimitingInterface[string]
 
 	mu sync.Mutex
 	// profiles caches the extracted profiles by key, updated on profile events, so that a
@@ -102,6 +113,31 @@ func New(s *store.Store, notifier Notifier) *Controller {
 
 // SetSource sets what the controller reads.
 func (c *Controller) SetSource(s Source) { c.source = s }
+
+// SetChecker sets where the extensions' checks come from, before Run.
+func (c *Controller) SetChecker(checker Checker, synced func() bool) {
+	c.checker, c.checkerSynced = checker, synced
+}
+
+// Enqueue recomputes one cluster (namespace/name): its check results changed.
+func (c *Controller) Enqueue(clusterKey string) { c.queue.Add(clusterKey) }
+
+// EnqueueAll recomputes every cluster: what the extensions check changed.
+func (c *Controller) EnqueueAll() {
+	for _, cluster := range c.clusters() {
+		c.queue.Add(cluster.Key())
+	}
+}
+
+// EnqueueNamespace recomputes the clusters of a namespace: its labels changed, which namespace
+// selectors of extensions read.
+func (c *Controller) EnqueueNamespace(namespace string) {
+	for _, cluster := range c.clusters() {
+		if cluster.Namespace == namespace {
+			c.queue.Add(cluster.Key())
+		}
+	}
+}
 
 // SourceResources are the dynamic sources of the controller, with its event handlers.
 func (c *Controller) SourceResources() []sources.Resource {
@@ -265,7 +301,7 @@ func (c *Controller) cluster(key string) (readiness.Cluster, bool) {
 func (c *Controller) Run(ctx context.Context, workers int) {
 	defer c.queue.ShutDown()
 	if err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(context.Context) (bool, error) {
-		return c.source.HasSynced(), nil
+		return c.source.HasSynced() && (c.checkerSynced == nil || c.checkerSynced()), nil
 	}); err != nil {
 		return
 	}
@@ -287,7 +323,7 @@ func (c *Controller) Run(ctx context.Context, workers int) {
 
 // Synced reports whether the sources have synced and the initial computation is done.
 func (c *Controller) Synced() bool {
-	return c.source != nil && c.source.HasSynced() && c.initialDone.Load()
+	return c.source != nil && c.source.HasSynced() && c.initialDone.Load() && (c.checkerSynced == nil || c.checkerSynced())
 }
 
 func (c *Controller) processNext(ctx context.Context) bool {
@@ -317,6 +353,9 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if !ok {
 		c.store.Delete(namespace, name)
 		c.setMatches(key, nil)
+		if c.checker != nil {
+			c.checker.Forget(key)
+		}
 		return nil
 	}
 	c.computations.Add(1)
@@ -336,7 +375,12 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		previous = obj.(*v1alpha1.ClusterReadiness)
 		in.Previous = previous.Status.Conditions
 	}
-	result := readiness.Compute(in)
+	result := readiness.ComputeBase(in)
+	var checks []v1alpha1.CheckResult
+	if c.checker != nil {
+		checks = c.checker.Checks(cluster, result.Status.Conditions)
+	}
+	result = result.WithChecks(checks, in.Previous)
 	obj := &v1alpha1.ClusterReadiness{
 		TypeMeta: metav1.TypeMeta{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: "ClusterReadiness"},
 		ObjectMeta: metav1.ObjectMeta{

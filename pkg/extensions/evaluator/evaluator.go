@@ -34,10 +34,13 @@ import (
 
 // Reasons of a check result.
 const (
-	ReasonPassed         = "Passed"
-	ReasonNotReady       = "NotReady"
-	ReasonFailure        = "ExtensionFailure"
-	ReasonFailureIgnored = "FailureIgnored"
+	ReasonPassed          = "Passed"
+	ReasonNotReady        = "NotReady"
+	ReasonFailure         = "ExtensionFailure"
+	ReasonFailureIgnored  = "FailureIgnored"
+	ReasonDiscoveryFailed = "ExtensionDiscoveryFailed"
+	// DiscoveryHandler names the check of an extension that was not discovered yet.
+	DiscoveryHandler = "discovery"
 	// A call that got no usable answer under failurePolicy Fail: "Extension" + the client's reason.
 	reasonCallPrefix = "Extension"
 )
@@ -55,6 +58,11 @@ type Extension struct {
 	Settings          map[string]string
 	Handlers          []client.Handler
 	Caller            Caller
+	// Discovered is false until a discovery succeeded; the clusters the extension selects then
+	// get one check named "discovery", Pending, or not ready with DiscoveryError, so that a
+	// registered extension that cannot be reached does not pass silently.
+	Discovered     bool
+	DiscoveryError string
 	// Generation changes whenever what a call depends on changes (registration, handlers):
 	// every check of the extension is then asked again.
 	Generation string
@@ -248,6 +256,12 @@ func (e *Evaluator) Checks(cluster readiness.Cluster, base []metav1.Condition) [
 	var out []v1alpha1.CheckResult
 	for _, st := range e.extensions {
 		applies := st.ext.NamespaceSelector.Matches(nsLabels) && st.ext.ClusterSelector.Matches(labels.Set(cluster.Labels))
+		if !st.ext.Discovered {
+			if applies {
+				out = append(out, undiscovered(st.ext))
+			}
+			continue
+		}
 		for name := range st.handlers {
 			ck := checkKey{cluster: key, handler: name}
 			if !applies {
@@ -287,6 +301,15 @@ func (e *Evaluator) Forget(clusterKey string) {
 			delete(st.checks, checkKey{cluster: clusterKey, handler: name})
 		}
 	}
+}
+
+func undiscovered(ext Extension) v1alpha1.CheckResult {
+	r := v1alpha1.CheckResult{Extension: ext.Name, Handler: DiscoveryHandler, Reason: readiness.CheckReasonPending,
+		Message: "waiting for the extension's discovery"}
+	if ext.DiscoveryError != "" {
+		r.Reason, r.Message = ReasonDiscoveryFailed, ext.DiscoveryError
+	}
+	return r
 }
 
 func request(c readiness.Cluster, base []metav1.Condition, settings map[string]string) *extension.ClusterReadinessCheckRequest {

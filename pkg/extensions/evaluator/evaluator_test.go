@@ -48,7 +48,7 @@ func ready(context.Context, *extension.ClusterReadinessCheckRequest) (client.Ans
 
 func ext(name string, caller Caller, policy extension.FailurePolicy) Extension {
 	return Extension{Name: name, NamespaceSelector: labels.Everything(), ClusterSelector: labels.Everything(),
-		Handlers: []client.Handler{{Name: "check", Timeout: time.Second, FailurePolicy: policy}}, Caller: caller, Generation: "1"}
+		Handlers: []client.Handler{{Name: "check", Timeout: time.Second, FailurePolicy: policy}}, Caller: caller, Generation: "1", Discovered: true}
 }
 
 func cluster(i int) readiness.Cluster {
@@ -322,5 +322,23 @@ func TestSelectorsAndNewGenerations(t *testing.T) {
 	time.Sleep(50 * time.Millisecond)
 	if n := caller.calls.Load(); n != 2 {
 		t.Errorf("calls = %d after setting the same generation, want 2", n)
+	}
+}
+
+func TestAnUndiscoveredExtensionDoesNotPassSilently(t *testing.T) {
+	h := newHarness(t, Config{Workers: 1})
+	e := Extension{Name: "new", NamespaceSelector: labels.Everything(), ClusterSelector: labels.Everything(), Generation: "1"}
+	h.Set(e)
+	if diff := cmp.Diff([]string{"new/discovery:false:Pending"}, reasons(h.Checks(cluster(1), nil))); diff != "" {
+		t.Errorf("before discovery (-want +got):\n%s", diff)
+	}
+	e.Generation, e.DiscoveryError = "2", "Unreachable: connection refused"
+	h.Set(e)
+	got := h.Checks(cluster(1), nil)
+	if diff := cmp.Diff([]string{"new/discovery:false:ExtensionDiscoveryFailed"}, reasons(got)); diff != "" {
+		t.Errorf("after a failed discovery (-want +got):\n%s", diff)
+	}
+	if got[0].Message != "Unreachable: connection refused" {
+		t.Errorf("message = %q", got[0].Message)
 	}
 }

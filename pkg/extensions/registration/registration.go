@@ -212,6 +212,9 @@ func (cc ClientConfig) BaseURL(resolveService func(namespace, name string, port 
 		return strings.TrimSuffix(cc.URL, "/"), "", nil
 	}
 	s := cc.Service
+	if s == nil {
+		return "", "", fmt.Errorf("clientConfig has neither url nor service")
+	}
 	port := DefaultPort
 	if s.Port != nil {
 		port = *s.Port
