@@ -39,7 +39,8 @@ mkdir -p "${logs}"
 
 "${root}/hack/build-controlplane.sh"
 echo ">> building periscope-apiserver"
-(cd "${root}" && go build -o "${bin}/periscope-apiserver" ./cmd/periscope-apiserver && go build -o "${bin}/localtool" ./hack/localtool)
+(cd "${root}" && go build -o "${bin}/periscope-apiserver" ./cmd/periscope-apiserver && go build -o "${bin}/localtool" ./hack/localtool \
+  && go build -o "${bin}/approval-extension" ./examples/approval-extension)
 
 down() { LOCAL_DIR="${LOCAL_DIR}" "${root}/hack/local-down.sh"; }
 if [[ "${FOREGROUND}" == 1 ]]; then
@@ -77,7 +78,7 @@ wait_for() { # wait_for DESCRIPTION SECONDS CMD...
 }
 
 "${bin}/localtool" certs "${pki}"
-read -r etcd_port etcd_peer_port apiserver_port periscope_port <<< "$("${bin}/localtool" free-ports 4 | tr "\n" " ")"
+read -r etcd_port etcd_peer_port apiserver_port periscope_port extension_port <<< "$("${bin}/localtool" free-ports 5 | tr "\n" " ")"
 
 echo ">> starting etcd on 127.0.0.1:${etcd_port}"
 start etcd "${bin}/etcd" --name local --data-dir "${LOCAL_DIR}/etcd" \
@@ -147,7 +148,7 @@ fi
 echo ">> installing Periscope's RBAC from artifacts/"
 for f in namespace serviceaccount clusterrole-sources clusterrolebinding-sources clusterrolebinding-auth-delegator \
   rolebinding-auth-reader clusterrole-reader-cluster clusterrole-reader-namespaced clusterrole-events clusterrolebinding-events \
-  role-leader-election rolebinding-leader-election; do
+  role-leader-election rolebinding-leader-election role-extension-registrations rolebinding-extension-registrations; do
   "${kubectl[@]}" apply -f "${root}/artifacts/${f}.yaml" >/dev/null
 done
 # The Service reaches Periscope on loopback: the aggregator dials localhost:<port> and checks
@@ -183,6 +184,33 @@ if [[ "${DEMO}" == 1 ]]; then
   demo::load "${kubectl[@]}"
 fi
 
+if [[ "${DEMO}" == 1 ]]; then
+  # The example readiness extension, on loopback like Periscope: an ExternalName Service sends
+  # Periscope to localhost, and its certificate (signed by the local serving CA) names
+  # approval-extension.periscope-system.svc.
+  echo ">> starting the example readiness extension (approval-extension) on https://127.0.0.1:${extension_port}"
+  start approval-extension "${bin}/approval-extension" --kubeconfig "${kubeconfig}" \
+    --bind-address "127.0.0.1:${extension_port}" \
+    --tls-cert-file "${pki}/approval-extension.crt" --tls-key-file "${pki}/approval-extension.key" --v 2
+  "${kubectl[@]}" apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Service
+metadata:
+  name: approval-extension
+  namespace: periscope-system
+spec:
+  type: ExternalName
+  externalName: localhost
+  ports:
+  - name: https
+    port: ${extension_port}
+YAML
+  # The registration of examples/, with the local CA and port filled in.
+  ca_bundle=$(base64 -w0 < "${pki}/periscope-ca.crt")
+  sed -e "s|caBundle: .*|caBundle: ${ca_bundle}|" -e "s|port: 443|port: ${extension_port}|" \
+    "${root}/examples/approval-extension/deploy/registration.yaml" | "${kubectl[@]}" apply -f - >/dev/null
+fi
+
 echo ">> starting periscope-apiserver on https://127.0.0.1:${periscope_port}"
 start periscope "${bin}/periscope-apiserver" \
   --bind-address 127.0.0.1 --secure-port "${periscope_port}" \
@@ -195,6 +223,9 @@ start periscope "${bin}/periscope-apiserver" \
 wait_for "the Periscope APIService to be Available" 120 "${kubectl[@]}" wait --for condition=Available --timeout 2s apiservice/v1alpha1.visibility.periscope.dev
 wait_for "rukpakconfig/cluster" 60 "${kubectl[@]}" get rukpakconfig cluster
 wait_for "Periscope's readyz" 60 "${kubectl[@]}" get clusterreadiness -A
+if [[ "${DEMO}" == 1 ]]; then
+  wait_for "the example extension to be discovered" 60 "${kubectl[@]}" wait --for condition=Ready --timeout 2s readinessextension/approval-extension
+fi
 
 cat > "${LOCAL_DIR}/env" <<ENV
 LOCAL_DIR=${LOCAL_DIR}
@@ -233,6 +264,14 @@ Periscope is up. Try:
     -p '{"status":{"featureSummaries":[{"featureID":"Helm","status":"Provisioned"}]}}'
   kubectl wait --for condition=Ready clusterreadiness/staging-1 -n team-a --timeout 60s
   kubectl events -n team-a --for sveltoscluster/staging-1
+
+  # A readiness extension (examples/approval-extension) is registered for namespaces labelled
+  # periscope.dev/approvals=enabled: a cluster there is Ready only once a human approves it.
+  kubectl get readinessextensions
+  kubectl label namespace team-a periscope.dev/approvals=enabled
+  kubectl get clusterreadiness -n team-a -o wide          # CHECKS 0/1: prod-2 waits for approval
+  kubectl create configmap readiness-approvals -n team-a --from-literal prod-2=approved
+  kubectl wait --for condition=Ready clusterreadiness/prod-2 -n team-a --timeout 60s
 
 Logs: ${logs}
 MSG

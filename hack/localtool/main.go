@@ -69,9 +69,10 @@ type keyPair struct {
 // writeCerts writes, unless they exist: the cluster CA, the kube-apiserver serving
 // certificate, an admin client certificate (system:masters), the front-proxy CA and client
 // certificate for the aggregator, the service-account signing key, and Periscope's serving CA
-// and certificate for periscope.periscope-system.svc.
+// and certificate for periscope.periscope-system.svc, and, signed by the same serving CA, the
+// demo readiness extension's certificate for approval-extension.periscope-system.svc.
 func writeCerts(dir string) error {
-	if _, err := os.Stat(filepath.Join(dir, "periscope.crt")); err == nil {
+	if _, err := os.Stat(filepath.Join(dir, "approval-extension.crt")); err == nil {
 		return nil
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -110,6 +111,11 @@ func writeCerts(dir string) error {
 	if err != nil {
 		return err
 	}
+	extension, err := newLeaf(periscopeCA, pkix.Name{CommonName: "approval-extension.periscope-system.svc"},
+		[]string{"approval-extension.periscope-system.svc", "localhost"}, loopback, x509.ExtKeyUsageServerAuth)
+	if err != nil {
+		return err
+	}
 	sa, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		return err
@@ -117,7 +123,7 @@ func writeCerts(dir string) error {
 	for name, kp := range map[string]keyPair{
 		"ca": ca, "apiserver": apiserver, "admin": admin,
 		"front-proxy-ca": frontProxyCA, "front-proxy-client": frontProxyClient,
-		"periscope-ca": periscopeCA, "periscope": periscope,
+		"periscope-ca": periscopeCA, "periscope": periscope, "approval-extension": extension,
 	} {
 		if err := writePair(dir, name, kp); err != nil {
 			return err
