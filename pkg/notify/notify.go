@@ -114,11 +114,12 @@ func (r *Recorder) ReadyChanged(_ context.Context, obj *v1alpha1.ClusterReadines
 	r.recorder.Eventf(regarding, related, eventType, reason, "ReadinessChanged", "%s", note)
 }
 
-// Warn records a Warning Event on regarding, while this replica leads: a problem an admin must
-// fix, such as a malformed readiness extension registration.
-func (r *Recorder) Warn(regarding *corev1.ObjectReference, reason, action, note string) {
+// Warn records a Warning Event on regarding if this replica leads, and reports whether it did:
+// a problem an admin must fix, such as a malformed readiness extension registration.
+func (r *Recorder) Warn(regarding *corev1.ObjectReference, reason, action, note string) bool {
 	if !r.leading.Load() || r.recorder == nil {
-		return
+		return false
 	}
 	r.recorder.Eventf(regarding, nil, corev1.EventTypeWarning, reason, action, "%s", note)
+	return true
 }

@@ -65,7 +65,7 @@ func TestOnlyTheLeaderRecordsAndTheEventNamesTheChange(t *testing.T) {
 	}
 	e := list.Items[0]
 	type summary struct{ Reason, Type, Note, Kind, Name, Controller string }
-	want := summary{"ClusterReady", "Normal", "the cluster is available and every add-on is deployed; all 4 add-on profiles deployed", "Cluster", "prod-1", "periscope"}
+	want := summary{"ClusterReady", "Normal", "the cluster is available, every add-on is deployed and every check passed; all 4 add-on profiles deployed", "Cluster", "prod-1", "periscope"}
 	if diff := cmp.Diff(want, summary{e.Reason, e.Type, e.Note, e.Regarding.Kind, e.Regarding.Name, e.ReportingController}); diff != "" {
 		t.Errorf("event (-want +got):\n%s", diff)
 	}

@@ -44,10 +44,15 @@ const (
 	ReasonDiscoveryFailed     = "DiscoveryFailed"
 )
 
-// Warner records a Warning Event; *notify.Recorder is one.
+// Warner records a Warning Event and reports whether it did (only the replica holding the
+// events Lease records); *notify.Recorder is one.
 type Warner interface {
-	Warn(regarding *corev1.ObjectReference, reason, action, note string)
+	Warn(regarding *corev1.ObjectReference, reason, action, note string) bool
 }
+
+// warnRetry is how soon a Warning that this replica could not record (it did not lead) is tried
+// again: the leader may be elected after the problem was found.
+const warnRetry = 10 * time.Second
 
 // Discoverer calls an extension; *client.Client is one.
 type Discoverer interface {
@@ -90,7 +95,10 @@ type state struct {
 	discoveryError  string
 	nextDiscovery   time.Time
 	generation      string
-	lastWarning     string
+	// warning is the Event to record (reason, action, note); recorded is the last one recorded,
+	// so that each distinct problem is recorded once.
+	warning  [3]string
+	recorded [3]string
 }
 
 // Controller follows registrations.
@@ -280,6 +288,7 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 			return c.apply(cm, st)
 		}
 		st.reg, st.invalid = reg, ""
+		st.warning = [3]string{}
 		st.nextDiscovery = time.Time{} // a changed registration is discovered now
 	}
 	if st.invalid != "" {
@@ -333,7 +342,8 @@ func (c *Controller) discover(ctx context.Context, cm *corev1.ConfigMap, st *sta
 		return
 	}
 	metrics.ExtensionDiscoveries.WithLabelValues(st.reg.Name, "Success").Inc()
-	st.handlers, st.discovered, st.discoveryError, st.lastWarning = handlers, true, "", ""
+	st.handlers, st.discovered, st.discoveryError = handlers, true, ""
+	st.warning, st.recorded = [3]string{}, [3]string{}
 }
 
 func sameTarget(a, b client.Target) bool {
@@ -414,17 +424,26 @@ func (c *Controller) remove(name string) {
 	}
 }
 
-// warn records an Event on the ConfigMap once per distinct problem.
-func (c *Controller) warn(cm *corev1.ConfigMap, st *state, reason, action, note string) {
-	if c.cfg.Warner == nil || st.lastWarning == reason+note {
+// warn notes the problem to record as an Event on the ConfigMap; flushWarning records it.
+func (c *Controller) warn(_ *corev1.ConfigMap, st *state, reason, action, note string) {
+	st.warning = [3]string{reason, action, note}
+}
+
+// flushWarning records the noted problem once, retrying later when this replica does not lead.
+func (c *Controller) flushWarning(cm *corev1.ConfigMap, st *state) {
+	if c.cfg.Warner == nil || st.warning[0] == "" || st.warning == st.recorded {
 		return
 	}
-	st.lastWarning = reason + note
-	c.cfg.Warner.Warn(&corev1.ObjectReference{APIVersion: "v1", Kind: "ConfigMap", Namespace: cm.Namespace, Name: cm.Name, UID: cm.UID},
-		reason, action, note)
+	ref := &corev1.ObjectReference{APIVersion: "v1", Kind: "ConfigMap", Namespace: cm.Namespace, Name: cm.Name, UID: cm.UID}
+	if c.cfg.Warner.Warn(ref, st.warning[0], st.warning[1], st.warning[2]) {
+		st.recorded = st.warning
+		return
+	}
+	c.queue.AddAfter(cm.Name, warnRetry)
 }
 
 func (c *Controller) apply(cm *corev1.ConfigMap, st *state) error {
+	c.flushWarning(cm, st)
 	var previous []metav1.Condition
 	if obj, ok := c.cfg.Store.Get("", cm.Name); ok {
 		previous = obj.(*v1alpha1.ReadinessExtension).Status.Conditions

@@ -36,15 +36,27 @@ func (f *fakeDiscoverer) Check(context.Context, client.Handler, *extension.Clust
 }
 func (f *fakeDiscoverer) Close() {}
 
+// warnings records Events once leading is set, as the Lease holder would.
 type warnings struct {
-	mu   sync.Mutex
-	list []string
+	mu      sync.Mutex
+	leading bool
+	list    []string
 }
 
-func (w *warnings) Warn(ref *corev1.ObjectReference, reason, _, _ string) {
+func (w *warnings) Warn(ref *corev1.ObjectReference, reason, _, _ string) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if !w.leading {
+		return false
+	}
 	w.list = append(w.list, ref.Kind+"/"+ref.Name+":"+reason)
+	return true
+}
+
+func (w *warnings) lead() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.leading = true
 }
 
 func (w *warnings) get() []string {
@@ -138,8 +150,17 @@ func TestRegistrations(t *testing.T) {
 	if status != metav1.ConditionFalse || reason != ReasonDiscoveryFailed || down.Status.DiscoveryError != "Unreachable: connection refused" {
 		t.Errorf("down: Ready %s/%s, want False/DiscoveryFailed; %+v", status, reason, down.Status)
 	}
+	if got := w.get(); len(got) != 0 {
+		t.Errorf("events recorded without leading: %v", got)
+	}
+	// The problems found before this replica led are recorded once it leads.
+	w.lead()
 	wantWarnings := []string{"ConfigMap/down:DiscoveryFailed", "ConfigMap/typo:InvalidRegistration"}
-	got := w.get()
+	var got []string
+	_ = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 3*warnRetry, true, func(context.Context) (bool, error) {
+		got = w.get()
+		return len(got) >= 2, nil
+	})
 	if len(got) == 2 && got[0] > got[1] {
 		got[0], got[1] = got[1], got[0]
 	}
