@@ -51,3 +51,11 @@ verify: ## Fail on stale generated code, untidy go.mod files, gofmt or go vet fi
 .PHONY: help
 help:
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 14
+
+.PHONY: bench
+bench: ## Benchmarks at N=1,000 and 5,000 clusters into docs/benchmarks.md (about 25 minutes; not part of make test).
+	hack/bench.sh
+
+.PHONY: bench-micro
+bench-micro: ## Micro-benchmarks (go test -bench, no control plane), in the format benchstat reads.
+	hack/bench.sh micro

@@ -21,7 +21,7 @@ for p in "${generated[@]}"; do
 done
 
 echo ">> checking go.mod files are tidy"
-for dir in . hack/tools/controlplane hack/tools/etcd; do
+for dir in . hack/tools/controlplane hack/tools/etcd hack/tools/benchchart; do
   if ! (cd "${dir}" && go mod tidy -diff >/dev/null); then
     echo "${dir}/go.mod is not tidy: run 'go mod tidy' there" >&2
     status=1
