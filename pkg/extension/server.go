@@ -2,13 +2,16 @@ package extension
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -166,11 +169,18 @@ func writeJSON(w http.ResponseWriter, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-// ListenAndServeTLS serves s on addr with the certificate and key files until ctx is done.
+// ListenAndServeTLS serves s on addr with the certificate and key files until ctx is done. The
+// files are read again when they change (cert-manager renews a mounted Secret in place), so a
+// renewed certificate is served without a restart.
 func ListenAndServeTLS(ctx context.Context, addr, certFile, keyFile string, s http.Handler) error {
-	srv := &http.Server{Addr: addr, Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	certs := &reloadingCertificate{certFile: certFile, keyFile: keyFile}
+	if _, err := certs.get(nil); err != nil {
+		return err
+	}
+	srv := &http.Server{Addr: addr, Handler: s, ReadHeaderTimeout: 10 * time.Second,
+		TLSConfig: &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: certs.get}}
 	errs := make(chan error, 1)
-	go func() { errs <- srv.ListenAndServeTLS(certFile, keyFile) }()
+	go func() { errs <- srv.ListenAndServeTLS("", "") }()
 	select {
 	case err := <-errs:
 		return fmt.Errorf("serving on %s: %w", addr, err)
@@ -179,4 +189,44 @@ func ListenAndServeTLS(ctx context.Context, addr, certFile, keyFile string, s ht
 		defer cancel()
 		return srv.Shutdown(shutdown)
 	}
+}
+
+// reloadingCertificate loads a key pair and loads it again when either file's modification time
+// changes.
+type reloadingCertificate struct {
+	certFile, keyFile string
+
+	mu      sync.Mutex
+	modTime time.Time
+	cert    *tls.Certificate
+}
+
+func (r *reloadingCertificate) get(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	latest := time.Time{}
+	for _, f := range []string{r.certFile, r.keyFile} {
+		info, err := os.Stat(f)
+		if err != nil {
+			if r.cert != nil {
+				return r.cert, nil // mid-rotation: keep serving the last good pair
+			}
+			return nil, fmt.Errorf("reading the serving certificate: %w", err)
+		}
+		if info.ModTime().After(latest) {
+			latest = info.ModTime()
+		}
+	}
+	if r.cert != nil && !latest.After(r.modTime) {
+		return r.cert, nil
+	}
+	cert, err := tls.LoadX509KeyPair(r.certFile, r.keyFile)
+	if err != nil {
+		if r.cert != nil {
+			return r.cert, nil
+		}
+		return nil, fmt.Errorf("loading the serving certificate: %w", err)
+	}
+	r.cert, r.modTime = &cert, latest
+	return r.cert, nil
 }
