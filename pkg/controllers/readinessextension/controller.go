@@ -50,10 +50,6 @@ type Warner interface {
 	Warn(regarding *corev1.ObjectReference, reason, action, note string) bool
 }
 
-// warnRetry is how soon a Warning that this replica could not record (it did not lead) is tried
-// again: the leader may be elected after the problem was found.
-const warnRetry = 10 * time.Second
-
 // Discoverer calls an extension; *client.Client is one.
 type Discoverer interface {
 	evaluator.Caller
@@ -80,7 +76,10 @@ type Config struct {
 	DiscoveryTimeout time.Duration
 	// NewDiscoverer builds the client of an extension; client.New by default.
 	NewDiscoverer func(client.Target) (Discoverer, error)
-	Clock         clock.Clock
+	// WarnRetry is how soon a Warning that this replica could not record (it did not lead) is
+	// tried again: the leader may be elected after the problem was found. Default 10s.
+	WarnRetry time.Duration
+	Clock     clock.Clock
 }
 
 type state struct {
@@ -132,6 +131,9 @@ func New(cfg Config) *Controller {
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
+	}
+	if cfg.WarnRetry <= 0 {
+		cfg.WarnRetry = 10 * time.Second
 	}
 	if cfg.OnChange == nil {
 		cfg.OnChange = func() {}
@@ -439,7 +441,7 @@ func (c *Controller) flushWarning(cm *corev1.ConfigMap, st *state) {
 		st.recorded = st.warning
 		return
 	}
-	c.queue.AddAfter(cm.Name, warnRetry)
+	c.queue.AddAfter(cm.Name, c.cfg.WarnRetry)
 }
 
 func (c *Controller) apply(cm *corev1.ConfigMap, st *state) error {

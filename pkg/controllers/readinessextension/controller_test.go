@@ -93,7 +93,8 @@ func TestRegistrations(t *testing.T) {
 	w := &warnings{}
 	c := New(Config{
 		Namespace: "periscope-system", Client: kube, Store: st, Evaluator: eval, Warner: w,
-		OnChange: func() { mu.Lock(); changes++; mu.Unlock() },
+		OnChange:  func() { mu.Lock(); changes++; mu.Unlock() },
+		WarnRetry: 100 * time.Millisecond,
 		NewDiscoverer: func(t client.Target) (Discoverer, error) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -157,7 +158,7 @@ func TestRegistrations(t *testing.T) {
 	w.lead()
 	wantWarnings := []string{"ConfigMap/down:DiscoveryFailed", "ConfigMap/typo:InvalidRegistration"}
 	var got []string
-	_ = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 3*warnRetry, true, func(context.Context) (bool, error) {
+	_ = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
 		got = w.get()
 		return len(got) >= 2, nil
 	})
