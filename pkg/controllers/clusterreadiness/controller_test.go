@@ -7,11 +7,13 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"periscope.dev/periscope/pkg/apis/visibility/v1alpha1"
+	"periscope.dev/periscope/pkg/readiness"
 	"periscope.dev/periscope/pkg/store"
 )
 
@@ -267,4 +269,80 @@ func splitKey(key string) (string, string, error) {
 		}
 	}
 	return "", key, nil
+}
+
+// fakeChecker answers every cluster with its verdict and records what it was asked with.
+type fakeChecker struct {
+	verdict   map[string]v1alpha1.CheckResult
+	askedWith map[string][]string // condition types of the base readiness
+	forgotten []string
+}
+
+func (f *fakeChecker) Checks(cluster readiness.Cluster, base []metav1.Condition) []v1alpha1.CheckResult {
+	var types []string
+	for _, c := range base {
+		types = append(types, c.Type)
+	}
+	f.askedWith[cluster.Key()] = types
+	if r, ok := f.verdict[cluster.Key()]; ok {
+		return []v1alpha1.CheckResult{r}
+	}
+	return nil
+}
+func (f *fakeChecker) Forget(key string) { f.forgotten = append(f.forgotten, key) }
+
+func TestChecksGateReadyAndAreAskedWithTheBaseReadiness(t *testing.T) {
+	src := fakeSource{}
+	src.put(CAPIClusters, cluster("team-a", "prod-1", "prod"))
+	src.put(CAPIClusters, cluster("team-a", "prod-2", "prod"))
+	c := newTestController(src)
+	checker := &fakeChecker{askedWith: map[string][]string{}, verdict: map[string]v1alpha1.CheckResult{
+		"team-a/prod-1": {Extension: "approvals", Handler: "approved", Reason: readiness.CheckReasonPending},
+		"team-a/prod-2": {Extension: "approvals", Handler: "approved", Ready: true, Reason: "Passed"},
+	}}
+	c.SetChecker(checker, func() bool { return true })
+	c.Resync()
+	drain(t, c)
+
+	if diff := cmp.Diff(map[string][]string{
+		"team-a/prod-1": {"ClusterAvailable", "AddonsDeployed"},
+		"team-a/prod-2": {"ClusterAvailable", "AddonsDeployed"},
+	}, checker.askedWith); diff != "" {
+		t.Errorf("checks asked with (-want +got):\n%s", diff)
+	}
+	if got := readyOf(t, c, "team-a", "prod-1"); got != "ready=false addons=0/0" {
+		t.Errorf("prod-1 with a pending check: %s", got)
+	}
+	if got := readyOf(t, c, "team-a", "prod-2"); got != "ready=true addons=0/0" {
+		t.Errorf("prod-2 with a passed check: %s", got)
+	}
+
+	// An answer arrives: the evaluator enqueues the cluster, which is recomputed alone.
+	checker.verdict["team-a/prod-1"] = v1alpha1.CheckResult{Extension: "approvals", Handler: "approved", Ready: true, Reason: "Passed"}
+	before := c.Computations()
+	c.Enqueue("team-a/prod-1")
+	if diff := cmp.Diff([]string{"team-a/prod-1"}, drain(t, c)); diff != "" {
+		t.Errorf("recomputed (-want +got):\n%s", diff)
+	}
+	if got := readyOf(t, c, "team-a", "prod-1"); got != "ready=true addons=0/0" || c.Computations() != before+1 {
+		t.Errorf("prod-1 after the answer: %s, %d computations", got, c.Computations()-before)
+	}
+
+	// A namespace's labels change: only its clusters are recomputed.
+	src.put(CAPIClusters, cluster("team-b", "dev-1", "dev"))
+	drain(t, c)
+	c.Resync()
+	drain(t, c)
+	c.EnqueueNamespace("team-b")
+	if diff := cmp.Diff([]string{"team-b/dev-1"}, drain(t, c)); diff != "" {
+		t.Errorf("recomputed for team-b (-want +got):\n%s", diff)
+	}
+
+	// A deleted cluster's checks are forgotten.
+	delete(src[CAPIClusters], "team-a/prod-2")
+	c.Enqueue("team-a/prod-2")
+	drain(t, c)
+	if diff := cmp.Diff([]string{"team-a/prod-2"}, checker.forgotten); diff != "" {
+		t.Errorf("forgotten (-want +got):\n%s", diff)
+	}
 }
