@@ -25,6 +25,8 @@
 #                              BENCH_FANOUT_CONNECTIONS client connections they share (8)
 #   BENCH_CHURN_RATES          changes per second to try (50,100,200,400,800,1600), BENCH_CHURN_STEP
 #                              per rate (10s), BENCH_CHURN_LAG_BOUND at p99 (1s), BENCH_CHURN_SENDERS (64)
+#   BENCH_CHURN_MODE           retry: each change reports a failed attempt, Ready unchanged (retry);
+#                              ready: each change flips a cluster's Ready (and Periscope records an Event)
 #   BENCH_WORK_CLUSTERS        clusters changed per kind of event in the work count (20)
 #   BENCH_SKIP                 measurements to skip: memory,list,work,notify,fanout,churn
 set -o errexit -o nounset -o pipefail
@@ -45,6 +47,7 @@ fi
 LOCAL_DIR=${LOCAL_DIR:-${root}/_output/bench}
 out=${BENCH_OUT:-${root}/docs}
 mkdir -p "${out}" "${LOCAL_DIR}"
+out=$(cd "${out}" && pwd)
 start=${SECONDS}
 
 micro_flag=()

@@ -18,8 +18,20 @@ import (
 	"periscope.dev/periscope/test/bench/stats"
 )
 
+// Churn modes: what each change does.
+const (
+	// ChurnRetry reports a failed attempt on a pending summary, as Sveltos does while it
+	// retries an add-on: every change shows in the ClusterReadiness (the feature's message),
+	// no cluster changes Ready, so no Event is recorded.
+	ChurnRetry = "retry"
+	// ChurnReady flips a cluster between Ready and not with every change: the worst case, as
+	// Periscope also records an Event for each.
+	ChurnReady = "ready"
+)
+
 // ChurnConfig sizes the churn measurement.
 type ChurnConfig struct {
+	Mode string
 	// Rates are the changes per second to try, in increasing order; the measurement stops at
 	// the first rate Periscope does not follow.
 	Rates []float64
@@ -33,18 +45,28 @@ type ChurnConfig struct {
 	Senders int
 }
 
+// sent is a change sent and not yet shown by Periscope. want is the attempt (retry mode) or
+// the Ready state (ready mode: 1 or 0) it makes the ClusterReadiness show.
+type sent struct {
+	want int
+	at   time.Time
+}
+
 // churnCluster is the state of one candidate during the churn.
 type churnCluster struct {
 	c Candidate
-	// provisioned is the state of its pending summary as last patched (or being patched).
+	// sending is set while a patch request is out: one at a time per cluster, so that the
+	// patches of a cluster apply in the order they were made.
+	sending bool
+	pending []sent
+	attempt int
+	// provisioned is the state of the pending summary as last patched (ready mode).
 	provisioned bool
-	// inFlight is set from sending a patch until Periscope shows its effect.
-	inFlight bool
-	sentAt   time.Time
 }
 
 type churn struct {
 	e        *Env
+	mode     string
 	mu       sync.Mutex
 	clusters []*churnCluster
 	byKey    map[string]*churnCluster
@@ -52,14 +74,17 @@ type churn struct {
 	lags     []float64
 }
 
-// Churn patches pending summaries at increasing rates, each patch flipping a cluster between
-// Ready and not, and measures the lag until a watcher of every ClusterReadiness (through
-// kube-apiserver) shows the flip, with Periscope's CPU per 1,000 source events.
+// Churn changes pending summaries at increasing rates and measures the lag until a watcher of
+// every ClusterReadiness (through kube-apiserver) shows each change, with Periscope's CPU per
+// 1,000 source events.
 func (e *Env) Churn(ctx context.Context, f Fleet, cfg ChurnConfig) (*results.Churn, error) {
 	if len(f.Candidates) == 0 {
 		return nil, fmt.Errorf("no cluster is one summary away from Ready")
 	}
-	ch := &churn{e: e, byKey: map[string]*churnCluster{}}
+	if cfg.Mode != ChurnRetry && cfg.Mode != ChurnReady {
+		return nil, fmt.Errorf("unknown churn mode %q", cfg.Mode)
+	}
+	ch := &churn{e: e, mode: cfg.Mode, byKey: map[string]*churnCluster{}}
 	for _, c := range f.Candidates {
 		cc := &churnCluster{c: c}
 		ch.clusters = append(ch.clusters, cc)
@@ -93,7 +118,7 @@ func (e *Env) Churn(ctx context.Context, f Fleet, cfg ChurnConfig) (*results.Chu
 	if err != nil {
 		return nil, err
 	}
-	out := &results.Churn{LagBoundMs: stats.Millis([]time.Duration{cfg.LagBound})[0], StepSeconds: cfg.Step.Seconds()}
+	out := &results.Churn{Mode: cfg.Mode, LagBoundMs: stats.Millis([]time.Duration{cfg.LagBound})[0], StepSeconds: cfg.Step.Seconds()}
 	for _, rate := range cfg.Rates {
 		st, err := ch.step(ctx, pid, rate, cfg)
 		if err != nil {
@@ -116,8 +141,31 @@ func (e *Env) Churn(ctx context.Context, f Fleet, cfg ChurnConfig) (*results.Chu
 	return out, nil
 }
 
-// observe records, for every change that shows a cluster in the state its last patch wants,
-// the lag since the patch was sent.
+// shown returns what a ClusterReadiness shows, in the terms of sent.want.
+func (ch *churn) shown(u *unstructured.Unstructured) int {
+	if ch.mode == ChurnReady {
+		if ready, _, _ := unstructured.NestedBool(u.Object, "status", "ready"); ready {
+			return 1
+		}
+		return 0
+	}
+	attempt := 0
+	profiles, _, _ := unstructured.NestedSlice(u.Object, "status", "profiles")
+	for _, p := range profiles {
+		pm, _ := p.(map[string]interface{})
+		features, _, _ := unstructured.NestedSlice(pm, "features")
+		for _, f := range features {
+			fm, _ := f.(map[string]interface{})
+			msg, _, _ := unstructured.NestedString(fm, "failureMessage")
+			attempt = max(attempt, fixtures.AttemptOf(msg))
+		}
+	}
+	return attempt
+}
+
+// observe records the lag of every change that a ClusterReadiness event shows: in retry mode
+// the attempts up to the one shown (a later attempt supersedes an earlier one), in ready mode
+// the flip to the state shown.
 func (ch *churn) observe(w watch.Interface) {
 	for ev := range w.ResultChan() {
 		now := time.Now()
@@ -128,30 +176,91 @@ func (ch *churn) observe(w watch.Interface) {
 		if !ok || ev.Type == watch.Bookmark {
 			continue
 		}
-		ready, _, _ := unstructured.NestedBool(u.Object, "status", "ready")
 		ch.mu.Lock()
-		if cc := ch.byKey[u.GetNamespace()+"/"+u.GetName()]; cc != nil && cc.inFlight && ready == cc.provisioned {
-			cc.inFlight = false
-			ch.lags = append(ch.lags, stats.Millis([]time.Duration{now.Sub(cc.sentAt)})[0])
+		cc := ch.byKey[u.GetNamespace()+"/"+u.GetName()]
+		if cc != nil && len(cc.pending) > 0 {
+			shown := ch.shown(u)
+			kept := cc.pending[:0]
+			for _, s := range cc.pending {
+				if (ch.mode == ChurnRetry && s.want <= shown) || (ch.mode == ChurnReady && s.want == shown) {
+					ch.lags = append(ch.lags, stats.Millis([]time.Duration{now.Sub(s.at)})[0])
+					continue
+				}
+				kept = append(kept, s)
+			}
+			cc.pending = kept
 		}
 		ch.mu.Unlock()
 	}
 }
 
-// pick takes the next cluster that has no change in flight and marks it, or returns nil.
+// pick takes the next cluster that can take a change and marks it sending, or returns nil.
 func (ch *churn) pick() *churnCluster {
 	ch.mu.Lock()
 	defer ch.mu.Unlock()
 	for range ch.clusters {
 		cc := ch.clusters[ch.cursor]
 		ch.cursor = (ch.cursor + 1) % len(ch.clusters)
-		if !cc.inFlight {
-			cc.inFlight = true
-			cc.provisioned = !cc.provisioned
+		// In ready mode a flip must be shown before the next: a flip and its undoing could
+		// otherwise fold into no change at all.
+		if !cc.sending && (ch.mode == ChurnRetry || len(cc.pending) == 0) {
+			cc.sending = true
 			return cc
 		}
 	}
 	return nil
+}
+
+// send makes the next change of cc and reports whether kube-apiserver took it.
+func (ch *churn) send(ctx context.Context, cc *churnCluster) bool {
+	ch.mu.Lock()
+	var patch []byte
+	var err error
+	var s sent
+	if ch.mode == ChurnRetry {
+		cc.attempt++
+		s.want = cc.attempt
+		patch, err = cc.c.Summary.RetryPatch(cc.attempt)
+	} else {
+		cc.provisioned = !cc.provisioned
+		status := fixtures.StatusProvisioning
+		if cc.provisioned {
+			status, s.want = fixtures.StatusProvisioned, 1
+		}
+		patch, err = cc.c.Summary.Patch(status)
+	}
+	s.at = time.Now()
+	cc.pending = append(cc.pending, s)
+	ch.mu.Unlock()
+	if err == nil {
+		err = ch.e.patchSummary(ctx, cc.c.Summary, patch)
+	}
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	cc.sending = false
+	if err != nil {
+		for i := range cc.pending { // the change was not made: nothing to wait for
+			if cc.pending[i] == s {
+				cc.pending = append(cc.pending[:i], cc.pending[i+1:]...)
+				break
+			}
+		}
+		if ch.mode == ChurnReady {
+			cc.provisioned = !cc.provisioned
+		}
+		return false
+	}
+	return true
+}
+
+func (ch *churn) inFlight() int {
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	n := 0
+	for _, cc := range ch.clusters {
+		n += len(cc.pending)
+	}
+	return n
 }
 
 func (ch *churn) step(ctx context.Context, pid int, rate float64, cfg ChurnConfig) (results.ChurnStep, error) {
@@ -175,26 +284,14 @@ func (ch *churn) step(ctx context.Context, pid int, rate float64, cfg ChurnConfi
 	for range cfg.Senders {
 		senders.Go(func() {
 			for cc := range work {
-				status := fixtures.StatusProvisioning
-				if cc.provisioned {
-					status = fixtures.StatusProvisioned
-				}
-				ch.mu.Lock()
-				cc.sentAt = time.Now()
-				ch.mu.Unlock()
-				err := ch.e.setSummary(ctx, cc.c.Summary, status)
+				ok := ch.send(ctx, cc)
 				mu.Lock()
-				if err != nil {
-					errs++
-				} else {
+				if ok {
 					patches++
+				} else {
+					errs++
 				}
 				mu.Unlock()
-				if err != nil {
-					ch.mu.Lock()
-					cc.inFlight, cc.provisioned = false, !cc.provisioned
-					ch.mu.Unlock()
-				}
 			}
 		})
 	}
@@ -221,7 +318,7 @@ func (ch *churn) step(ctx context.Context, pid int, rate float64, cfg ChurnConfi
 		default: // every sender is busy: the source cannot go this fast
 			st.Saturated++
 			ch.mu.Lock()
-			cc.inFlight, cc.provisioned = false, !cc.provisioned
+			cc.sending = false
 			ch.mu.Unlock()
 		}
 	}
@@ -229,19 +326,12 @@ func (ch *churn) step(ctx context.Context, pid int, rate float64, cfg ChurnConfi
 	senders.Wait()
 	sendSeconds := time.Since(start).Seconds()
 
-	// Drain: wait for the changes still in flight.
+	// Drain: wait for the changes not shown yet.
 	deadline := time.Now().Add(cfg.Drain)
 	for {
-		ch.mu.Lock()
-		inFlight := 0
-		for _, cc := range ch.clusters {
-			if cc.inFlight {
-				inFlight++
-			}
-		}
-		ch.mu.Unlock()
-		if inFlight == 0 || time.Now().After(deadline) {
-			st.Unresolved = inFlight
+		n := ch.inFlight()
+		if n == 0 || time.Now().After(deadline) {
+			st.Unresolved = n
 			break
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -257,7 +347,7 @@ func (ch *churn) step(ctx context.Context, pid int, rate float64, cfg ChurnConfi
 	ch.mu.Lock()
 	st.LagMs = stats.Summarize(ch.lags)
 	for _, cc := range ch.clusters { // give up on what did not arrive
-		cc.inFlight = false
+		cc.pending = nil
 	}
 	ch.mu.Unlock()
 
@@ -275,14 +365,14 @@ func (ch *churn) step(ctx context.Context, pid int, rate float64, cfg ChurnConfi
 	return st, nil
 }
 
-// restore patches every summary the churn left Provisioned back to Provisioning.
+// restore puts every summary the churn changed back as generated.
 func (ch *churn) restore(ctx context.Context, senders int) {
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, max(senders, 1))
 	ch.mu.Lock()
 	var todo []*churnCluster
 	for _, cc := range ch.clusters {
-		if cc.provisioned {
+		if cc.attempt > 0 || cc.provisioned {
 			todo = append(todo, cc)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -38,6 +39,8 @@ type Env struct {
 	// Periscope sends requests to Periscope's own port.
 	Periscope rest.Interface
 	Logf      func(format string, args ...interface{})
+	// scrapes counts reads of Periscope's /metrics, whose CPU the work measurement subtracts.
+	scrapes atomic.Int64
 }
 
 // NewEnv builds the clients for a running control plane.
@@ -74,6 +77,7 @@ func (e *Env) PeriscopePID() (int, error) { return e.Plane.PID("periscope") }
 
 // Metrics reads Periscope's /metrics and sums the samples of each metric name (over labels).
 func (e *Env) Metrics(ctx context.Context) (map[string]float64, error) {
+	e.scrapes.Add(1)
 	body, err := e.Periscope.Get().AbsPath("/metrics").DoRaw(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("get Periscope's /metrics: %w", err)
@@ -188,10 +192,15 @@ func (e *Env) setSummary(ctx context.Context, p *fixtures.PendingSummary, status
 	if err != nil {
 		return err
 	}
-	_, err = e.Dynamic.Resource(fixtures.ClusterSummaries).Namespace(p.Namespace).
+	return e.patchSummary(ctx, p, patch)
+}
+
+// patchSummary applies a merge patch to a summary's status subresource.
+func (e *Env) patchSummary(ctx context.Context, p *fixtures.PendingSummary, patch []byte) error {
+	_, err := e.Dynamic.Resource(fixtures.ClusterSummaries).Namespace(p.Namespace).
 		Patch(ctx, p.Name, types.MergePatchType, patch, metav1.PatchOptions{}, "status")
 	if err != nil {
-		return fmt.Errorf("patch clustersummary %s/%s to %s: %w", p.Namespace, p.Name, status, err)
+		return fmt.Errorf("patch clustersummary %s/%s: %w", p.Namespace, p.Name, err)
 	}
 	return nil
 }

@@ -18,16 +18,8 @@ func (e *Env) Sync(ctx context.Context, f Fleet, starts int) (*results.Sync, err
 	out := &results.Sync{}
 	var ready, cpu []float64
 	for i := 0; i < starts; i++ {
-		pid, err := e.Plane.Restart(ctx, "periscope")
+		pid, started, err := e.StartPeriscope(ctx)
 		if err != nil {
-			return out, err
-		}
-		ago, err := proc.StartedAgo(pid)
-		if err != nil {
-			return out, err
-		}
-		started := time.Now().Add(-ago)
-		if err := e.waitReadyz(ctx, pid, 10*time.Minute); err != nil {
 			return out, err
 		}
 		readyAt := time.Now()
@@ -63,6 +55,21 @@ func (e *Env) Sync(ctx context.Context, f Fleet, starts int) (*results.Sync, err
 		return out, fmt.Errorf("after sync Periscope lists %d clusters, %d Ready; the fixtures have %d, %d Ready", out.Listed, out.ListedReady, f.Clusters, f.ExpectedReady)
 	}
 	return out, nil
+}
+
+// StartPeriscope (re)starts Periscope and waits for /readyz. It returns the new PID and when
+// the process started (from /proc, at a resolution of 10ms).
+func (e *Env) StartPeriscope(ctx context.Context) (int, time.Time, error) {
+	pid, err := e.Plane.Restart(ctx, "periscope")
+	if err != nil {
+		return 0, time.Time{}, err
+	}
+	ago, err := proc.StartedAgo(pid)
+	if err != nil {
+		return 0, time.Time{}, err
+	}
+	started := time.Now().Add(-ago)
+	return pid, started, e.waitReadyz(ctx, pid, 10*time.Minute)
 }
 
 // waitReadyz polls Periscope's /readyz until it passes. It fails early if the process exits.

@@ -102,6 +102,12 @@ func (e *Env) Work(ctx context.Context, f Fleet, cfg WorkConfig) (*results.Work,
 	if err != nil {
 		return out, err
 	}
+	// Waiting for Periscope to finish reads its /metrics several times a second, which costs
+	// Periscope CPU; that cost is measured here and subtracted from each case.
+	perScrape, err := e.scrapeCPU(ctx, pid, 30)
+	if err != nil {
+		return out, err
+	}
 	for _, c := range cases {
 		if err := e.Quiesce(ctx, 500*time.Millisecond, time.Minute); err != nil {
 			return out, err
@@ -114,6 +120,7 @@ func (e *Env) Work(ctx context.Context, f Fleet, cfg WorkConfig) (*results.Work,
 		if err != nil {
 			return out, err
 		}
+		scrapes0 := e.scrapes.Load()
 		// Each step is one event per cluster of the case (a batch of distinct clusters, or
 		// one profile change); Periscope is let finish between steps so that a change and its
 		// undoing are not folded into one computation.
@@ -133,9 +140,10 @@ func (e *Env) Work(ctx context.Context, f Fleet, cfg WorkConfig) (*results.Work,
 		if err != nil {
 			return out, err
 		}
+		cpu := (cpu1 - cpu0).Seconds() - float64(e.scrapes.Load()-scrapes0)*perScrape
 		wc := results.WorkCase{
 			Event: c.name, Events: c.events, Affected: c.events * c.affected, Computations: int64(comp1 - comp0),
-			CPUSecondsPerEvent: (cpu1 - cpu0).Seconds() / float64(max(c.events, 1)),
+			CPUSecondsPerEvent: max(cpu, 0) / float64(max(c.events, 1)),
 		}
 		if wc.Affected > 0 {
 			wc.PerAffected = float64(wc.Computations) / float64(wc.Affected)
@@ -144,6 +152,29 @@ func (e *Env) Work(ctx context.Context, f Fleet, cfg WorkConfig) (*results.Work,
 		out.Cases = append(out.Cases, wc)
 	}
 	return out, nil
+}
+
+// scrapeCPU returns the CPU seconds Periscope spends on one read of its /metrics, from n reads.
+func (e *Env) scrapeCPU(ctx context.Context, pid, n int) (float64, error) {
+	if err := e.Quiesce(ctx, 500*time.Millisecond, time.Minute); err != nil {
+		return 0, err
+	}
+	cpu0, err := proc.CPU(pid)
+	if err != nil {
+		return 0, err
+	}
+	for range n {
+		if _, err := e.Metrics(ctx); err != nil {
+			return 0, err
+		}
+	}
+	cpu1, err := proc.CPU(pid)
+	if err != nil {
+		return 0, err
+	}
+	per := (cpu1 - cpu0).Seconds() / float64(n)
+	e.Logf("work: a read of /metrics costs Periscope %.2fms of CPU", per*1000)
+	return per, nil
 }
 
 // concurrently returns two steps: do on every candidate at once, then undo on every one.

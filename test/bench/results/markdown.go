@@ -90,7 +90,7 @@ func Markdown(r *Report) string {
 	writeNotify(&b, scales)
 	writeFanOut(&b, scales)
 	writeChurn(&b, scales)
-	writeMemory(&b, scales)
+	writeMemory(&b, r.Baseline, scales)
 	writeWork(&b, scales)
 	writeMicro(&b, r.Micro)
 	writeMethod(&b, r)
@@ -240,49 +240,56 @@ func writeFanOut(b *strings.Builder, scales []*Scale) {
 }
 
 func writeChurn(b *strings.Builder, scales []*Scale) {
-	b.WriteString("## 5. Churn\n\nClusterSummary status patches at increasing rates, each flipping a cluster between Ready and not; lag is from sending a patch until a watcher of all ClusterReadiness objects (through kube-apiserver) shows its effect. A rate is followed when every change is shown, none waited for a busy cluster, the p99 lag stays within the bound, and at least 90% of the rate was sent. CPU is Periscope's (`/proc/<pid>/stat`), per 1,000 source events.\n\n")
+	b.WriteString("## 5. Churn\n\nClusterSummary status patches at increasing rates, spread over the clusters one summary away from Ready. In `retry` mode each patch reports a failed attempt of the pending add-on, as Sveltos does while it retries: the ClusterReadiness shows the new message and no cluster changes Ready. In `ready` mode each patch flips a cluster between Ready and not, so Periscope also records an Event per change (the worst case). Lag is from sending a patch until a watcher of all ClusterReadiness objects (through kube-apiserver) shows its effect. A rate is followed when every change is shown, the p99 lag stays within the bound, and at least 90% of the rate was sent (`skipped`: no cluster free to change; `saturated`: every sender busy, so kube-apiserver or this client was the limit). CPU is Periscope's (`/proc/<pid>/stat`), per 1,000 source events.\n\n")
 	for _, s := range scales {
 		c := s.Churn
 		if c == nil {
 			continue
 		}
-		fmt.Fprintf(b, "N = %d: highest rate followed **%g changes/s** (lag bound %s at p99, %g s per step)", s.Clusters, c.MaxFollowedRate, Ms(c.LagBoundMs), c.StepSeconds)
+		fmt.Fprintf(b, "N = %d, `%s` mode: highest rate followed **%g changes/s** (lag bound %s at p99, %g s per step)", s.Clusters, c.Mode, c.MaxFollowedRate, Ms(c.LagBoundMs), c.StepSeconds)
 		if c.SourceLimited {
 			b.WriteString("; the last step could not send its rate: the source (kube-apiserver and this client on the same cores) was the limit")
 		}
 		b.WriteString(".\n\n")
-		t := &table{header: []string{"target /s", "sent /s", "lag median", "lag p99", "unresolved", "skipped", "errors", "CPU s per 1,000 events", "computations per event", "followed"}}
+		t := &table{header: []string{"target /s", "sent /s", "lag median", "lag p99", "unresolved", "skipped", "saturated", "errors", "CPU s per 1,000 events", "computations per event", "followed"}}
 		for _, st := range c.Steps {
 			comp := "–"
 			if st.ComputationsPerEvent >= 0 {
 				comp = fmt.Sprintf("%.2f", st.ComputationsPerEvent)
 			}
 			t.row(fmt.Sprint(st.TargetRate), fmt.Sprintf("%.0f", st.AchievedRate), Ms(st.LagMs.Median), Ms(st.LagMs.P99),
-				fmt.Sprint(st.Unresolved), fmt.Sprint(st.Skipped), fmt.Sprint(st.Errors), fmt.Sprintf("%.2f", st.CPUPer1000), comp, fmt.Sprint(st.Followed))
+				fmt.Sprint(st.Unresolved), fmt.Sprint(st.Skipped), fmt.Sprint(st.Saturated), fmt.Sprint(st.Errors), fmt.Sprintf("%.2f", st.CPUPer1000), comp, fmt.Sprint(st.Followed))
 		}
 		t.write(b)
 	}
 }
 
-func writeMemory(b *strings.Builder, scales []*Scale) {
-	b.WriteString("## 6. Memory\n\nAfter a start with the fleet present: RSS (`VmRSS`) and the live Go heap (`go_memstats_heap_alloc_bytes` right after `/debug/pprof/heap?gc=1`, whose profile is saved).\n\n")
+func writeMemory(b *strings.Builder, base *Memory, scales []*Scale) {
+	b.WriteString("## 6. Memory\n\nAfter a start with the fleet present: RSS (`VmRSS`) and the live Go heap (`go_memstats_heap_alloc_bytes` right after `/debug/pprof/heap?gc=1`, whose profile is saved). The baseline is Periscope with the ClusterProfiles, Bundles and BundleDeployments but no cluster; per-cluster figures are above it.\n\n")
 	t := perScale(scales, "")
-	cell := func(f func(*Memory) string) []string {
-		return each(scales, func(s *Scale) (string, bool) {
+	t.header = append([]string{t.header[0], "baseline"}, t.header[1:]...)
+	row := func(name string, f func(*Memory) string, perScale func(*Scale) string) {
+		cells := []string{name, "–"}
+		if base != nil && f != nil {
+			cells[1] = f(base)
+		}
+		t.row(append(cells, each(scales, func(s *Scale) (string, bool) {
 			if s.Memory == nil || s.Memory.HeapBytes == 0 {
 				return "", false
 			}
+			if perScale != nil {
+				return perScale(s), true
+			}
 			return f(s.Memory), true
-		})
+		})...)...)
 	}
-	t.row(append([]string{"RSS"}, cell(func(m *Memory) string { return Bytes(float64(m.RSSBytes)) })...)...)
-	t.row(append([]string{"Go heap"}, cell(func(m *Memory) string { return Bytes(float64(m.HeapBytes)) })...)...)
-	t.row(append([]string{"heap per cluster"}, cell(func(m *Memory) string { return Bytes(m.HeapPerCluster) })...)...)
-	t.row(append([]string{"heap per summary"}, cell(func(m *Memory) string { return Bytes(m.HeapPerSummary) })...)...)
-	t.row(append([]string{"RSS per cluster"}, cell(func(m *Memory) string { return Bytes(m.RSSPerCluster) })...)...)
-	t.row(append([]string{"a ClusterSummary as listed (JSON)"}, cell(func(m *Memory) string { return Bytes(m.SummaryJSONBytes) })...)...)
-	t.row(append([]string{"goroutines"}, cell(func(m *Memory) string { return fmt.Sprint(m.Goroutines) })...)...)
-	t.row(append([]string{"heap profile"}, cell(func(m *Memory) string { return "`" + m.HeapProfile + "`" })...)...)
+	row("RSS", func(m *Memory) string { return Bytes(float64(m.RSSBytes)) }, nil)
+	row("Go heap", func(m *Memory) string { return Bytes(float64(m.HeapBytes)) }, nil)
+	row("heap per cluster, above the baseline", nil, func(s *Scale) string { c, _ := PerCluster(base, s); return Bytes(c) })
+	row("heap per summary, above the baseline", nil, func(s *Scale) string { _, p := PerCluster(base, s); return Bytes(p) })
+	row("a ClusterSummary as listed (JSON)", nil, func(s *Scale) string { return Bytes(s.Memory.SummaryJSONBytes) })
+	row("goroutines", func(m *Memory) string { return fmt.Sprint(m.Goroutines) }, nil)
+	row("heap profile", func(m *Memory) string { return "`" + m.HeapProfile + "`" }, nil)
 	t.write(b)
 	if len(scales) > 1 {
 		s, l := scales[0], scales[len(scales)-1]

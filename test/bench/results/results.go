@@ -19,10 +19,13 @@ const (
 
 // Report is one run of the benchmark.
 type Report struct {
-	Meta    Meta     `json:"meta"`
-	Scales  []Scale  `json:"scales"`
-	Micro   []Micro  `json:"micro,omitempty"`
-	Targets []Target `json:"targets,omitempty"`
+	Meta Meta `json:"meta"`
+	// Baseline is Periscope's memory with the shared fixtures (profiles, bundles) but no
+	// cluster: the fixed part that per-cluster figures leave out.
+	Baseline *Memory  `json:"baseline,omitempty"`
+	Scales   []Scale  `json:"scales"`
+	Micro    []Micro  `json:"micro,omitempty"`
+	Targets  []Target `json:"targets,omitempty"`
 }
 
 // Meta describes the run and the machine.
@@ -185,6 +188,9 @@ type FanOutRound struct {
 
 // Churn is summary changes at increasing rates.
 type Churn struct {
+	// Mode is what each change does: "retry" (a failed attempt on a pending summary; Ready
+	// does not change) or "ready" (a flip between Ready and not, each recorded as an Event).
+	Mode  string      `json:"mode"`
 	Steps []ChurnStep `json:"steps"`
 	// MaxFollowedRate is the highest rate (changes per second) Periscope followed with bounded
 	// lag; 0 when it followed none.

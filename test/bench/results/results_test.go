@@ -51,7 +51,7 @@ func report() *Report {
 		Work:   &Work{MetricFound: false},
 	}
 	one := Scale{Clusters: 1000, Summaries: 10000, Memory: &Memory{HeapBytes: 40 << 20, HeapPerCluster: 40 << 20 / 1000}}
-	return &Report{Scales: []Scale{five, one}}
+	return &Report{Baseline: &Memory{HeapBytes: 20 << 20}, Scales: []Scale{five, one}}
 }
 
 func TestEvaluate(t *testing.T) {

@@ -24,10 +24,9 @@ const (
 	FanOutWatchers     = 1000
 	WorkProportionalLo = 0.9
 	WorkProportionalHi = 1.2
-	// MemoryLinearSlack is how much more heap per cluster the larger fleet may use than the
-	// smaller one and still count as linear (the fixed part of the heap makes the smaller
-	// fleet's figure the larger one in practice).
-	MemoryLinearSlack = 1.2
+	// MemoryLinearSlack is how much more heap each cluster added to the smaller fleet may cost
+	// than each cluster of the smaller fleet did (above the baseline), and still count as linear.
+	MemoryLinearSlack = 1.25
 )
 
 // Variant returns the named list variant, or nil.
@@ -68,7 +67,7 @@ func Evaluate(r *Report) []Target {
 	}
 	return []Target{
 		listFloorTarget(s), listSummariesTarget(s), notifyTarget(s), fanOutTarget(s),
-		memoryTarget(s, smaller), workTarget(s),
+		memoryTarget(r.Baseline, s, smaller), workTarget(s),
 	}
 }
 
@@ -140,24 +139,44 @@ func fanOutTarget(s *Scale) Target {
 	return t
 }
 
-func memoryTarget(s, smaller *Scale) Target {
-	t := Target{Name: "Memory", Goal: "linear in the fleet, bytes per cluster stated; transforms strip what is not read", Scale: s.Clusters}
+// PerCluster returns the heap a fleet adds per cluster and per summary above the baseline (or
+// the whole heap divided, without a baseline).
+func PerCluster(base *Memory, s *Scale) (perCluster, perSummary float64) {
+	if s.Memory == nil || s.Clusters == 0 {
+		return 0, 0
+	}
+	heap := float64(s.Memory.HeapBytes)
+	if base != nil {
+		heap -= float64(base.HeapBytes)
+	}
+	return heap / float64(s.Clusters), heap / float64(max(s.Summaries, 1))
+}
+
+func memoryTarget(base *Memory, s, smaller *Scale) Target {
+	t := Target{Name: "Memory", Goal: fmt.Sprintf("linear in the fleet (each added cluster costs at most %.2fx what the smaller fleet's did), bytes per cluster stated", MemoryLinearSlack), Scale: s.Clusters}
 	m := s.Memory
 	if m == nil || m.HeapBytes == 0 {
 		t.Measured = "not measured"
 		return t
 	}
-	t.Measured = fmt.Sprintf("heap %s (%s per cluster, %s per summary), RSS %s", Bytes(float64(m.HeapBytes)), Bytes(m.HeapPerCluster), Bytes(m.HeapPerSummary), Bytes(float64(m.RSSBytes)))
+	perCluster, perSummary := PerCluster(base, s)
+	t.Measured = fmt.Sprintf("heap %s, RSS %s", Bytes(float64(m.HeapBytes)), Bytes(float64(m.RSSBytes)))
+	if base != nil {
+		t.Measured += fmt.Sprintf("; above the %s baseline: %s per cluster, %s per summary", Bytes(float64(base.HeapBytes)), Bytes(perCluster), Bytes(perSummary))
+	} else {
+		t.Measured += fmt.Sprintf("; %s per cluster, %s per summary (no baseline)", Bytes(perCluster), Bytes(perSummary))
+	}
 	if m.SummaryJSONBytes > 0 {
 		t.Measured += fmt.Sprintf("; a summary is %s of JSON", Bytes(m.SummaryJSONBytes))
 	}
-	if smaller == nil || smaller.Memory == nil || smaller.Memory.HeapBytes == 0 || smaller.Clusters == s.Clusters {
-		t.Measured += "; one scale only: linearity not evaluated"
+	if base == nil || smaller == nil || smaller.Memory == nil || smaller.Memory.HeapBytes == 0 || smaller.Clusters == s.Clusters {
+		t.Measured += "; linearity needs a baseline and two scales"
 		return t
 	}
-	marginal := float64(m.HeapBytes-smaller.Memory.HeapBytes) / float64(s.Clusters-smaller.Clusters)
-	t.Measured += fmt.Sprintf("; %s per cluster added from N=%d (%s per cluster there)", Bytes(marginal), smaller.Clusters, Bytes(smaller.Memory.HeapPerCluster))
-	t.Pass = verdict(m.HeapPerCluster <= MemoryLinearSlack*smaller.Memory.HeapPerCluster)
+	first, _ := PerCluster(base, smaller)
+	added := float64(m.HeapBytes-smaller.Memory.HeapBytes) / float64(s.Clusters-smaller.Clusters)
+	t.Measured += fmt.Sprintf("; the clusters from N=%d on cost %s each, the first %d %s each", smaller.Clusters, Bytes(added), smaller.Clusters, Bytes(first))
+	t.Pass = verdict(added <= MemoryLinearSlack*first)
 	return t
 }
 

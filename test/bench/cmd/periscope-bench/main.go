@@ -270,7 +270,7 @@ func (r *runner) scale(ctx context.Context, g *fixtures.Generator, loaded int) e
 		}},
 		{"churn", func() (err error) {
 			cur.Churn, err = r.env.Churn(ctx, f, measure.ChurnConfig{
-				Rates: r.s.ChurnRates, Step: r.s.ChurnStep, LagBound: r.s.ChurnLagBound, Drain: r.s.ChurnLagBound + 5*time.Second, Senders: r.s.ChurnSenders,
+				Mode: r.s.ChurnMode, Rates: r.s.ChurnRates, Step: r.s.ChurnStep, LagBound: r.s.ChurnLagBound, Drain: r.s.ChurnLagBound + 5*time.Second, Senders: r.s.ChurnSenders,
 			})
 			return err
 		}},
@@ -300,24 +300,26 @@ func (r *runner) scale(ctx context.Context, g *fixtures.Generator, loaded int) e
 	return nil
 }
 
-// load creates the fixtures of g: the shared objects (namespaces, profiles, bundles) once, and
-// the clusters from `from` on.
+// load creates the fixtures of g: the shared objects (namespaces, profiles, bundles) with the
+// first scale, and the clusters from `from` on. With the first scale it also measures
+// Periscope's baseline memory, between the two.
 func (r *runner) load(ctx context.Context, g *fixtures.Generator, from int) (*results.Load, error) {
 	loader := load.Loader{Client: r.env.Dynamic, Workers: r.s.LoadWorkers}
 	var total load.Stats
+	batches := [][]fixtures.Object{g.Namespaces()} // a small first scale may not have used every namespace
 	if from == 0 {
-		for _, batch := range [][]fixtures.Object{g.Namespaces(), g.ClusterProfiles(), g.Bundles(), g.BundleDeployments()} {
-			st, err := loader.Load(ctx, slices.Values(batch))
-			total.Add(st)
-			if err != nil {
-				return nil, fmt.Errorf("load fixtures: %w", err)
-			}
-		}
-	} else if g.Config().Namespaces > from { // a small first scale may not have used every namespace
-		st, err := loader.Load(ctx, slices.Values(g.Namespaces()))
+		batches = append(batches, g.ClusterProfiles(), g.Bundles(), g.BundleDeployments())
+	}
+	for _, batch := range batches {
+		st, err := loader.Load(ctx, slices.Values(batch))
 		total.Add(st)
 		if err != nil {
-			return nil, fmt.Errorf("load namespaces: %w", err)
+			return nil, fmt.Errorf("load fixtures: %w", err)
+		}
+	}
+	if from == 0 {
+		if err := r.baseline(ctx); err != nil {
+			return nil, err
 		}
 	}
 	st, err := loader.Load(ctx, measure.Objects(g, from, g.Config().Clusters))
@@ -328,4 +330,19 @@ func (r *runner) load(ctx context.Context, g *fixtures.Generator, from int) (*re
 	log.Printf("loaded %d objects (%d there already) with %d requests in %.1fs (%.0f requests/s)",
 		total.Created, total.Existing, total.Requests, total.Seconds, float64(total.Requests)/max(total.Seconds, 1e-9))
 	return &results.Load{Objects: total.Created + total.Existing, Requests: total.Requests, Seconds: total.Seconds, Workers: r.s.LoadWorkers}, nil
+}
+
+// baseline measures Periscope's memory with the shared fixtures but no cluster: the fixed part
+// of its heap. Periscope is stopped again afterwards.
+func (r *runner) baseline(ctx context.Context) error {
+	if _, _, err := r.env.StartPeriscope(ctx); err != nil {
+		return err
+	}
+	base, err := r.env.Memory(ctx, measure.Fleet{}, filepath.Join(r.profiles, "heap-0.pb.gz"))
+	if err != nil {
+		return fmt.Errorf("baseline memory: %w", err)
+	}
+	r.report.Baseline = base
+	log.Printf("baseline: heap %.1f MiB, RSS %.1f MiB", float64(base.HeapBytes)/(1<<20), float64(base.RSSBytes)/(1<<20))
+	return r.env.Plane.Stop(ctx, "periscope")
 }

@@ -23,6 +23,7 @@ type settings struct {
 	FanOutWatchers int
 	FanOutRounds   int
 	FanOutConns    int
+	ChurnMode      string
 	ChurnRates     []float64
 	ChurnStep      time.Duration
 	ChurnLagBound  time.Duration
@@ -92,6 +93,10 @@ func readSettings(getenv func(string) string) (settings, error) {
 			continue
 		}
 		s.ChurnRates = append(s.ChurnRates, r)
+	}
+	s.ChurnMode = get("BENCH_CHURN_MODE", "retry")
+	if s.ChurnMode != "retry" && s.ChurnMode != "ready" {
+		errs = append(errs, "BENCH_CHURN_MODE: want retry or ready")
 	}
 	s.ChurnStep = duration("BENCH_CHURN_STEP", 10*time.Second)
 	s.ChurnLagBound = duration("BENCH_CHURN_LAG_BOUND", time.Second)
