@@ -92,13 +92,18 @@ type state struct {
 	handlers        []client.Handler
 	discovered      bool
 	discoveryError  string
-	nextDiscovery   time.Time
-	generation      string
+	// discoveryFailures counts consecutive failed discoveries, for the retry backoff.
+	discoveryFailures int
+	nextDiscovery     time.Time
+	generation        string
 	// warning is the Event to record (reason, action, note); recorded is the last one recorded,
 	// so that each distinct problem is recorded once.
 	warning  [3]string
 	recorded [3]string
 }
+
+// discoveryRetryBase is the first retry delay after a failed discovery.
+const discoveryRetryBase = 2 * time.Second
 
 // Controller follows registrations.
 type Controller struct {
@@ -299,10 +304,21 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 	now := c.cfg.Clock.Now()
 	if !now.Before(st.nextDiscovery) {
 		c.discover(ctx, cm, st)
-		st.nextDiscovery = now.Add(c.cfg.DiscoveryInterval)
-		c.queue.AddAfter(name, c.cfg.DiscoveryInterval)
+		// A failed discovery is retried sooner, backing off up to the interval: the extension
+		// (or the Kubernetes API, to resolve a Service) may be back in a moment.
+		next := c.cfg.DiscoveryInterval
+		if st.discoveryError != "" {
+			st.discoveryFailures++
+			next = min(discoveryRetryBase<<min(st.discoveryFailures-1, 10), c.cfg.DiscoveryInterval)
+		} else {
+			st.discoveryFailures = 0
+		}
+		st.nextDiscovery = now.Add(next)
 		c.setExtension(name, st, true)
 	}
+	// Arm the next discovery on every sync: the delaying queue keeps only the soonest of the
+	// waits queued for a name, so a shorter one (a Warning retry) would otherwise drop it.
+	c.queue.AddAfter(name, st.nextDiscovery.Sub(now))
 	return c.apply(cm, st)
 }
 

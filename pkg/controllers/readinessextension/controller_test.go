@@ -22,14 +22,23 @@ import (
 	"periscope.dev/periscope/pkg/store"
 )
 
-// fakeDiscoverer answers discovery with handlers or err, and records the targets built.
+// fakeDiscoverer answers discovery with handlers or err.
 type fakeDiscoverer struct {
+	mu       sync.Mutex
 	handlers []client.Handler
 	err      error
 }
 
 func (f *fakeDiscoverer) Discover(context.Context, time.Duration) ([]client.Handler, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	return f.handlers, f.err
+}
+
+func (f *fakeDiscoverer) set(handlers []client.Handler, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.handlers, f.err = handlers, err
 }
 func (f *fakeDiscoverer) Check(context.Context, client.Handler, *extension.ClusterReadinessCheckRequest) (client.Answer, error) {
 	return client.Answer{Ready: true}, nil
@@ -169,6 +178,17 @@ func TestRegistrations(t *testing.T) {
 		t.Errorf("events (-want +got):\n%s", diff)
 	}
 
+	// A failed discovery is retried soon, not after the (default one minute) interval.
+	discoverers["https://down.example.com"].set([]client.Handler{{Name: "x", Timeout: time.Second, FailurePolicy: extension.FailurePolicyIgnore}}, nil)
+	if err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		status, _, _ := ready("down")
+		return status == metav1.ConditionTrue, nil
+	}); err != nil {
+		_, reason, _ := ready("down")
+		t.Errorf("the extension that came back is still %s", reason)
+	}
+	discoverers["https://down.example.com"].set(nil, &client.CallError{Reason: client.ReasonUnreachable, Err: errors.New("connection refused")})
+
 	// Fixing the typo makes it valid without a restart; deleting a registration removes it.
 	fixed := registrationCM("typo", "url: https://down.example.com")
 	fixed.ResourceVersion = "2"
@@ -180,8 +200,9 @@ func TestRegistrations(t *testing.T) {
 	}
 	if err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
 		_, stillThere := st.Get("", "good")
-		_, reason, _ := ready("typo")
-		return !stillThere && reason == ReasonDiscoveryFailed, nil
+		status, reason, _ := ready("typo")
+		// "typo" now points where "down" is: discovered (True) or, once it fails again, failing.
+		return !stillThere && (status == metav1.ConditionTrue || reason == ReasonDiscoveryFailed), nil
 	}); err != nil {
 		_, reason, _ := ready("typo")
 		t.Errorf("after the edits: good removed? typo reason %s", reason)
