@@ -4,16 +4,9 @@ package e2e
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/base64"
-	"encoding/pem"
 	"fmt"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -32,6 +25,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"periscope.dev/periscope/internal/testcerts"
 	"periscope.dev/periscope/pkg/apis/visibility/v1alpha1"
 	"periscope.dev/periscope/pkg/extension"
 )
@@ -113,21 +107,9 @@ type testExtension struct {
 }
 
 func startTestExtension(handlers ...extension.HandlerSpec) *testExtension {
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ca, err := testcerts.NewCA("e2e-extension-ca")
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
-	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "e2e-extension-ca"},
-		NotBefore: time.Now().Add(-time.Minute), NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true,
-		KeyUsage: x509.KeyUsageCertSign}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	gomega.Expect(err).NotTo(gomega.HaveOccurred())
-	caCert, err := x509.ParseCertificate(caDER)
-	gomega.Expect(err).NotTo(gomega.HaveOccurred())
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	gomega.Expect(err).NotTo(gomega.HaveOccurred())
-	leafTmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "127.0.0.1"},
-		NotBefore: time.Now().Add(-time.Minute), NotAfter: time.Now().Add(time.Hour),
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
-	leafDER, err := x509.CreateCertificate(rand.Reader, leafTmpl, caCert, &key.PublicKey, caKey)
+	serving, err := testcerts.NewServing(ca, "127.0.0.1", nil, []net.IP{net.ParseIP("127.0.0.1")})
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
 
 	srv, err := extension.NewServer(handlers...)
@@ -135,12 +117,12 @@ func startTestExtension(handlers ...extension.HandlerSpec) *testExtension {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
 	server := &http.Server{Handler: srv, ReadHeaderTimeout: 5 * time.Second, TLSConfig: &tls.Config{
-		Certificates: []tls.Certificate{{Certificate: [][]byte{leafDER}, PrivateKey: key}}}}
+		Certificates: []tls.Certificate{serving.TLS()}}}
 	go func() { _ = server.ServeTLS(l, "", "") }()
 	ginkgo.DeferCleanup(func() { _ = server.Close() })
 	return &testExtension{
 		url:      "https://" + l.Addr().String(),
-		caBundle: base64.StdEncoding.EncodeToString(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})),
+		caBundle: base64.StdEncoding.EncodeToString(ca.CertPEM),
 		server:   server,
 	}
 }
