@@ -70,9 +70,20 @@ func BenchmarkExtract(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	// As the informer cache holds them, after Periscope's transforms.
 	c := g.Cluster(0)
-	summary, cluster := benchdata.Stored(c.Summaries[0]), benchdata.Stored(c.Object)
-	profile := benchdata.Stored(g.ClusterProfiles()[0])
+	summary, err := benchdata.Cached(c.Summaries[0])
+	if err != nil {
+		b.Fatal(err)
+	}
+	cluster, err := benchdata.Cached(c.Object)
+	if err != nil {
+		b.Fatal(err)
+	}
+	profile, err := benchdata.Cached(g.ClusterProfiles()[0])
+	if err != nil {
+		b.Fatal(err)
+	}
 	b.Run("summary", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {

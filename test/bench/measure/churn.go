@@ -43,6 +43,9 @@ type ChurnConfig struct {
 	Drain time.Duration
 	// Senders is how many patches may be in flight at once.
 	Senders int
+	// ProfilePrefix, when set, saves Periscope's CPU profile of each step to
+	// <prefix><rate>.pb.gz.
+	ProfilePrefix string
 }
 
 // sent is a change sent and not yet shown by Periscope. want is the attempt (retry mode) or
@@ -58,20 +61,25 @@ type churnCluster struct {
 	// sending is set while a patch request is out: one at a time per cluster, so that the
 	// patches of a cluster apply in the order they were made.
 	sending bool
-	pending []sent
-	attempt int
+	// pending are the changes Periscope has not shown yet; floorPending those a watcher of
+	// the ClusterSummary on kube-apiserver has not seen yet.
+	pending      []sent
+	floorPending []sent
+	attempt      int
 	// provisioned is the state of the pending summary as last patched (ready mode).
 	provisioned bool
 }
 
 type churn struct {
-	e        *Env
-	mode     string
-	mu       sync.Mutex
-	clusters []*churnCluster
-	byKey    map[string]*churnCluster
-	cursor   int
-	lags     []float64
+	e         *Env
+	mode      string
+	mu        sync.Mutex
+	clusters  []*churnCluster
+	byKey     map[string]*churnCluster
+	bySummary map[string]*churnCluster
+	cursor    int
+	lags      []float64
+	floorLags []float64
 }
 
 // Churn changes pending summaries at increasing rates and measures the lag until a watcher of
@@ -84,11 +92,12 @@ func (e *Env) Churn(ctx context.Context, f Fleet, cfg ChurnConfig) (*results.Chu
 	if cfg.Mode != ChurnRetry && cfg.Mode != ChurnReady {
 		return nil, fmt.Errorf("unknown churn mode %q", cfg.Mode)
 	}
-	ch := &churn{e: e, mode: cfg.Mode, byKey: map[string]*churnCluster{}}
+	ch := &churn{e: e, mode: cfg.Mode, byKey: map[string]*churnCluster{}, bySummary: map[string]*churnCluster{}}
 	for _, c := range f.Candidates {
 		cc := &churnCluster{c: c}
 		ch.clusters = append(ch.clusters, cc)
 		ch.byKey[c.Key()] = cc
+		ch.bySummary[c.Summary.Namespace+"/"+c.Summary.Name] = cc
 	}
 	defer ch.restore(context.WithoutCancel(ctx), cfg.Senders)
 
@@ -110,9 +119,29 @@ func (e *Env) Churn(ctx context.Context, f Fleet, cfg ChurnConfig) (*results.Chu
 	watchDone := make(chan struct{})
 	go func() {
 		defer close(watchDone)
-		ch.observe(w)
+		ch.observe(w, ch.byKey, ch.shown, func(cc *churnCluster) *[]sent { return &cc.pending }, &ch.lags)
 	}()
 	defer func() { stop(); w.Stop(); <-watchDone }()
+
+	// The floor: a watcher of every ClusterSummary on kube-apiserver, on a connection of its own.
+	floorClient, err := dynamic.NewForConfig(localcp.OwnConnections(e.Admin))
+	if err != nil {
+		return nil, fmt.Errorf("client: %w", err)
+	}
+	slist, err := floorClient.Resource(fixtures.ClusterSummaries).List(ctx, metav1.ListOptions{Limit: 1})
+	if err != nil {
+		return nil, fmt.Errorf("list clustersummaries: %w", err)
+	}
+	fw, err := floorClient.Resource(fixtures.ClusterSummaries).Watch(wctx, metav1.ListOptions{ResourceVersion: slist.GetResourceVersion(), AllowWatchBookmarks: true})
+	if err != nil {
+		return nil, fmt.Errorf("watch clustersummaries: %w", err)
+	}
+	floorDone := make(chan struct{})
+	go func() {
+		defer close(floorDone)
+		ch.observe(fw, ch.bySummary, ch.shownBySummary, func(cc *churnCluster) *[]sent { return &cc.floorPending }, &ch.floorLags)
+	}()
+	defer func() { stop(); fw.Stop(); <-floorDone }()
 
 	pid, err := e.PeriscopePID()
 	if err != nil {
@@ -163,10 +192,30 @@ func (ch *churn) shown(u *unstructured.Unstructured) int {
 	return attempt
 }
 
-// observe records the lag of every change that a ClusterReadiness event shows: in retry mode
-// the attempts up to the one shown (a later attempt supersedes an earlier one), in ready mode
-// the flip to the state shown.
-func (ch *churn) observe(w watch.Interface) {
+// shownBySummary returns what a ClusterSummary shows, in the terms of sent.want.
+func (ch *churn) shownBySummary(u *unstructured.Unstructured) int {
+	features, _, _ := unstructured.NestedSlice(u.Object, "status", "featureSummaries")
+	attempt, provisioned := 0, 1
+	for _, f := range features {
+		fm, _ := f.(map[string]interface{})
+		msg, _, _ := unstructured.NestedString(fm, "failureMessage")
+		attempt = max(attempt, fixtures.AttemptOf(msg))
+		if st, _, _ := unstructured.NestedString(fm, "status"); st != fixtures.StatusProvisioned {
+			provisioned = 0
+		}
+	}
+	if ch.mode == ChurnReady {
+		return provisioned
+	}
+	return attempt
+}
+
+// observe records the lag of every change that an event of w shows: in retry mode the
+// attempts up to the one shown (a later attempt supersedes an earlier one), in ready mode the
+// flip to the state shown. byKey finds the cluster of an object, shown reads it, and pending
+// picks the list of changes the watcher waits for.
+func (ch *churn) observe(w watch.Interface, byKey map[string]*churnCluster, shown func(*unstructured.Unstructured) int,
+	pending func(*churnCluster) *[]sent, lags *[]float64) {
 	for ev := range w.ResultChan() {
 		now := time.Now()
 		if ev.Type == watch.Error {
@@ -177,25 +226,27 @@ func (ch *churn) observe(w watch.Interface) {
 			continue
 		}
 		ch.mu.Lock()
-		cc := ch.byKey[u.GetNamespace()+"/"+u.GetName()]
-		if cc != nil && len(cc.pending) > 0 {
-			shown := ch.shown(u)
-			kept := cc.pending[:0]
-			for _, s := range cc.pending {
-				if (ch.mode == ChurnRetry && s.want <= shown) || (ch.mode == ChurnReady && s.want == shown) {
-					ch.lags = append(ch.lags, stats.Millis([]time.Duration{now.Sub(s.at)})[0])
+		if cc := byKey[u.GetNamespace()+"/"+u.GetName()]; cc != nil && len(*pending(cc)) > 0 {
+			got := shown(u)
+			p := pending(cc)
+			kept := (*p)[:0]
+			for _, s := range *p {
+				if (ch.mode == ChurnRetry && s.want <= got) || (ch.mode == ChurnReady && s.want == got) {
+					*lags = append(*lags, stats.Millis([]time.Duration{now.Sub(s.at)})[0])
 					continue
 				}
 				kept = append(kept, s)
 			}
-			cc.pending = kept
+			*p = kept
 		}
 		ch.mu.Unlock()
 	}
 }
 
-// pick takes the next cluster that can take a change and marks it sending, or returns nil.
-func (ch *churn) pick() *churnCluster {
+// pick takes the next cluster that can take a change and marks it sending. When there is none,
+// waiting tells whether some cluster waits for Periscope to show its last flip (ready mode),
+// rather than for its patch request to return (the source is the limit).
+func (ch *churn) pick() (cc *churnCluster, waiting bool) {
 	ch.mu.Lock()
 	defer ch.mu.Unlock()
 	for range ch.clusters {
@@ -203,12 +254,17 @@ func (ch *churn) pick() *churnCluster {
 		ch.cursor = (ch.cursor + 1) % len(ch.clusters)
 		// In ready mode a flip must be shown before the next: a flip and its undoing could
 		// otherwise fold into no change at all.
-		if !cc.sending && (ch.mode == ChurnRetry || len(cc.pending) == 0) {
-			cc.sending = true
-			return cc
+		if cc.sending {
+			continue
 		}
+		if ch.mode == ChurnReady && len(cc.pending) > 0 {
+			waiting = true
+			continue
+		}
+		cc.sending = true
+		return cc, false
 	}
-	return nil
+	return nil, waiting
 }
 
 // send makes the next change of cc and reports whether kube-apiserver took it.
@@ -231,6 +287,7 @@ func (ch *churn) send(ctx context.Context, cc *churnCluster) bool {
 	}
 	s.at = time.Now()
 	cc.pending = append(cc.pending, s)
+	cc.floorPending = append(cc.floorPending, s)
 	ch.mu.Unlock()
 	if err == nil {
 		err = ch.e.patchSummary(ctx, cc.c.Summary, patch)
@@ -238,19 +295,24 @@ func (ch *churn) send(ctx context.Context, cc *churnCluster) bool {
 	ch.mu.Lock()
 	defer ch.mu.Unlock()
 	cc.sending = false
-	if err != nil {
-		for i := range cc.pending { // the change was not made: nothing to wait for
-			if cc.pending[i] == s {
-				cc.pending = append(cc.pending[:i], cc.pending[i+1:]...)
-				break
-			}
-		}
+	if err != nil { // the change was not made: nothing to wait for
+		cc.pending = without(cc.pending, s)
+		cc.floorPending = without(cc.floorPending, s)
 		if ch.mode == ChurnReady {
 			cc.provisioned = !cc.provisioned
 		}
 		return false
 	}
 	return true
+}
+
+func without(l []sent, s sent) []sent {
+	for i := range l {
+		if l[i] == s {
+			return append(l[:i], l[i+1:]...)
+		}
+	}
+	return l
 }
 
 func (ch *churn) inFlight() int {
@@ -266,7 +328,7 @@ func (ch *churn) inFlight() int {
 func (ch *churn) step(ctx context.Context, pid int, rate float64, cfg ChurnConfig) (results.ChurnStep, error) {
 	st := results.ChurnStep{TargetRate: rate, ComputationsPerEvent: -1}
 	ch.mu.Lock()
-	ch.lags = nil
+	ch.lags, ch.floorLags = nil, nil
 	ch.mu.Unlock()
 	cpu0, err := proc.CPU(pid)
 	if err != nil {
@@ -275,6 +337,20 @@ func (ch *churn) step(ctx context.Context, pid int, rate float64, cfg ChurnConfi
 	comp0, found, err := ch.e.Computations(ctx)
 	if err != nil {
 		return st, err
+	}
+	profiled := make(chan struct{})
+	if cfg.ProfilePrefix != "" {
+		path := fmt.Sprintf("%s%g.pb.gz", cfg.ProfilePrefix, rate)
+		go func() {
+			defer close(profiled)
+			if err := ch.e.CPUProfile(ctx, cfg.Step, path); err != nil {
+				ch.e.Logf("churn: %v", err)
+				return
+			}
+			st.CPUProfile = path
+		}()
+	} else {
+		close(profiled)
 	}
 
 	work := make(chan *churnCluster, cfg.Senders)
@@ -308,9 +384,13 @@ func (ch *churn) step(ctx context.Context, pid int, rate float64, cfg ChurnConfi
 		if d := time.Until(due); d > 0 {
 			time.Sleep(d)
 		}
-		cc := ch.pick()
+		cc, waiting := ch.pick()
 		if cc == nil {
-			st.Skipped++
+			if waiting {
+				st.Skipped++
+			} else {
+				st.Saturated++
+			}
 			continue
 		}
 		select {
@@ -340,14 +420,15 @@ func (ch *churn) step(ctx context.Context, pid int, rate float64, cfg ChurnConfi
 	if err != nil {
 		return st, err
 	}
+	<-profiled
 	comp1, _, err := ch.e.Computations(ctx)
 	if err != nil {
 		return st, err
 	}
 	ch.mu.Lock()
-	st.LagMs = stats.Summarize(ch.lags)
+	st.LagMs, st.FloorLagMs = stats.Summarize(ch.lags), stats.Summarize(ch.floorLags)
 	for _, cc := range ch.clusters { // give up on what did not arrive
-		cc.pending = nil
+		cc.pending, cc.floorPending = nil, nil
 	}
 	ch.mu.Unlock()
 

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"time"
 
 	"periscope.dev/periscope/test/bench/proc"
 	"periscope.dev/periscope/test/bench/results"
@@ -51,4 +53,20 @@ func (e *Env) Memory(ctx context.Context, f Fleet, profilePath string) (*results
 		out.HeapPerSummary = float64(out.HeapBytes) / float64(f.Summaries)
 	}
 	return out, nil
+}
+
+// CPUProfile records Periscope's CPU profile for d and saves it to path for `go tool pprof`.
+func (e *Env) CPUProfile(ctx context.Context, d time.Duration, path string) error {
+	seconds := max(int(d.Round(time.Second)/time.Second), 1)
+	profile, err := e.Periscope.Get().AbsPath("/debug/pprof/profile").Param("seconds", strconv.Itoa(seconds)).DoRaw(ctx)
+	if err != nil {
+		return fmt.Errorf("get Periscope's CPU profile: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("save the CPU profile: %w", err)
+	}
+	if err := os.WriteFile(path, profile, 0o644); err != nil {
+		return fmt.Errorf("save the CPU profile: %w", err)
+	}
+	return nil
 }

@@ -240,7 +240,7 @@ func writeFanOut(b *strings.Builder, scales []*Scale) {
 }
 
 func writeChurn(b *strings.Builder, scales []*Scale) {
-	b.WriteString("## 5. Churn\n\nClusterSummary status patches at increasing rates, spread over the clusters one summary away from Ready. In `retry` mode each patch reports a failed attempt of the pending add-on, as Sveltos does while it retries: the ClusterReadiness shows the new message and no cluster changes Ready. In `ready` mode each patch flips a cluster between Ready and not, so Periscope also records an Event per change (the worst case). Lag is from sending a patch until a watcher of all ClusterReadiness objects (through kube-apiserver) shows its effect. A rate is followed when every change is shown, the p99 lag stays within the bound, and at least 90% of the rate was sent (`skipped`: no cluster free to change; `saturated`: every sender busy, so kube-apiserver or this client was the limit). CPU is Periscope's (`/proc/<pid>/stat`), per 1,000 source events.\n\n")
+	b.WriteString("## 5. Churn\n\nClusterSummary status patches at increasing rates, spread over the clusters one summary away from Ready. In `retry` mode each patch reports a failed attempt of the pending add-on, as Sveltos does while it retries: the ClusterReadiness shows the new message and no cluster changes Ready. In `ready` mode each patch flips a cluster between Ready and not, so Periscope also records an Event per change (the worst case). Lag is from sending a patch until a watcher of all ClusterReadiness objects (through kube-apiserver) shows its effect; the floor lag until a watcher of all ClusterSummaries on kube-apiserver sees the patch. A rate is followed when every change is shown, the p99 lag stays within the bound, and at least 90% of the rate was sent (`skipped`: no cluster free to change; `saturated`: every sender busy, so kube-apiserver or this client was the limit). CPU is Periscope's (`/proc/<pid>/stat`), per 1,000 source events.\n\n")
 	for _, s := range scales {
 		c := s.Churn
 		if c == nil {
@@ -251,16 +251,19 @@ func writeChurn(b *strings.Builder, scales []*Scale) {
 			b.WriteString("; the last step could not send its rate: the source (kube-apiserver and this client on the same cores) was the limit")
 		}
 		b.WriteString(".\n\n")
-		t := &table{header: []string{"target /s", "sent /s", "lag median", "lag p99", "unresolved", "skipped", "saturated", "errors", "CPU s per 1,000 events", "computations per event", "followed"}}
+		t := &table{header: []string{"target /s", "sent /s", "lag", "floor lag", "unresolved", "skipped", "saturated", "errors", "CPU s per 1,000 events", "computations per event", "followed"}}
 		for _, st := range c.Steps {
 			comp := "–"
 			if st.ComputationsPerEvent >= 0 {
 				comp = fmt.Sprintf("%.2f", st.ComputationsPerEvent)
 			}
-			t.row(fmt.Sprint(st.TargetRate), fmt.Sprintf("%.0f", st.AchievedRate), Ms(st.LagMs.Median), Ms(st.LagMs.P99),
+			t.row(fmt.Sprint(st.TargetRate), fmt.Sprintf("%.0f", st.AchievedRate), medP99(st.LagMs.Median, st.LagMs.P99), medP99(st.FloorLagMs.Median, st.FloorLagMs.P99),
 				fmt.Sprint(st.Unresolved), fmt.Sprint(st.Skipped), fmt.Sprint(st.Saturated), fmt.Sprint(st.Errors), fmt.Sprintf("%.2f", st.CPUPer1000), comp, fmt.Sprint(st.Followed))
 		}
 		t.write(b)
+		if n := len(c.Steps); n > 0 && c.Steps[n-1].CPUProfile != "" {
+			fmt.Fprintf(b, "Periscope's CPU profile of the last step: `%s` (`go tool pprof -top _output/bin/periscope-apiserver <file>`).\n\n", c.Steps[n-1].CPUProfile)
+		}
 	}
 }
 

@@ -213,8 +213,11 @@ type ChurnStep struct {
 	Skipped   int `json:"skipped"`
 	Saturated int `json:"saturated"`
 	// Unresolved counts changes Periscope had not shown when the step's drain ended.
-	Unresolved int           `json:"unresolved"`
+	Unresolved int `json:"unresolved"`
+	// LagMs is until the ClusterReadiness watcher shows a change; FloorLagMs until a watcher
+	// of the ClusterSummaries on kube-apiserver sees it.
 	LagMs      stats.Summary `json:"lagMs"`
+	FloorLagMs stats.Summary `json:"floorLagMs"`
 	CPUSeconds float64       `json:"cpuSeconds"`
 	// CPUPer1000 is Periscope's CPU seconds per 1,000 source events.
 	CPUPer1000 float64 `json:"cpuPer1000"`
@@ -222,6 +225,8 @@ type ChurnStep struct {
 	// when the metric is missing.
 	ComputationsPerEvent float64 `json:"computationsPerEvent"`
 	Followed             bool    `json:"followed"`
+	// CPUProfile is Periscope's CPU profile of the step, for `go tool pprof`.
+	CPUProfile string `json:"cpuProfile,omitempty"`
 }
 
 // Work counts Periscope's computations per kind of source event.

@@ -271,6 +271,7 @@ func (r *runner) scale(ctx context.Context, g *fixtures.Generator, loaded int) e
 		{"churn", func() (err error) {
 			cur.Churn, err = r.env.Churn(ctx, f, measure.ChurnConfig{
 				Mode: r.s.ChurnMode, Rates: r.s.ChurnRates, Step: r.s.ChurnStep, LagBound: r.s.ChurnLagBound, Drain: r.s.ChurnLagBound + 5*time.Second, Senders: r.s.ChurnSenders,
+				ProfilePrefix: filepath.Join(r.profiles, fmt.Sprintf("cpu-churn-%d-", n)),
 			})
 			return err
 		}},
