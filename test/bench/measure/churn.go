@@ -162,7 +162,7 @@ func (e *Env) Churn(ctx context.Context, f Fleet, cfg ChurnConfig) (*results.Chu
 		e.Logf("churn %g/s: sent %.0f/s, lag median %.1fms p99 %.1fms, %d unresolved, %d skipped, %d saturated, %.2f CPU s per 1000 events, followed %v",
 			rate, st.AchievedRate, st.LagMs.Median, st.LagMs.P99, st.Unresolved, st.Skipped, st.Saturated, st.CPUPer1000, st.Followed)
 		if !st.Followed {
-			out.SourceLimited = st.Saturated > 0 && st.Unresolved == 0 && st.LagMs.P99 <= out.LagBoundMs
+			out.SourceLimited = st.Saturated > 0 && st.AchievedRate < 0.9*rate && st.Unresolved == 0 && st.LagMs.P99 <= out.LagBoundMs
 			break
 		}
 		out.MaxFollowedRate = rate
@@ -441,7 +441,9 @@ func (ch *churn) step(ctx context.Context, pid int, rate float64, cfg ChurnConfi
 			st.ComputationsPerEvent = (comp1 - comp0) / float64(patches)
 		}
 	}
-	st.Followed = st.Unresolved == 0 && st.Skipped == 0 && st.Errors == 0 && st.Saturated == 0 &&
+	// Moments when every sender waits on kube-apiserver (saturated) do not fail a step by
+	// themselves: only sending less than 90% of the rate does.
+	st.Followed = st.Unresolved == 0 && st.Skipped == 0 && st.Errors == 0 &&
 		st.LagMs.P99 <= stats.Millis([]time.Duration{cfg.LagBound})[0] && st.AchievedRate >= 0.9*rate
 	return st, nil
 }
