@@ -10,6 +10,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"image/color"
@@ -77,6 +78,10 @@ func main() {
 		chartLatency: latencyChart, chartList: listChart,
 	} {
 		c, err := chart(r)
+		if errors.Is(err, errNoData) {
+			fmt.Printf("skipped %s: %v\n", name, err)
+			continue
+		}
 		if err != nil {
 			log.Fatalf("%s: %v", name, err)
 		}
@@ -87,6 +92,9 @@ func main() {
 		fmt.Println("wrote", path)
 	}
 }
+
+// errNoData is returned for a chart whose measurements were skipped or failed.
+var errNoData = errors.New("no samples in the results")
 
 // chart is a plot, its size, and a legend drawn below it (a legend inside the plot would hide
 // some of the curves).
@@ -190,7 +198,7 @@ func latencyChart(r report) (chart, error) {
 		}
 	}
 	if n == 0 {
-		return chart{}, fmt.Errorf("no latency samples in the results")
+		return chart{}, fmt.Errorf("latency: %w", errNoData)
 	}
 	return chart{p: p, legend: &legend, entries: n, w: 9 * vg.Inch, h: 5 * vg.Inch}, nil
 }
@@ -228,7 +236,7 @@ func listChart(r report) (chart, error) {
 		}
 	}
 	if len(names) == 0 {
-		return chart{}, fmt.Errorf("no list samples in the results")
+		return chart{}, fmt.Errorf("lists: %w", errNoData)
 	}
 	p.NominalY(names...)
 	return chart{p: p, w: 9 * vg.Inch, h: vg.Length(1.5+0.3*float64(len(names))) * vg.Inch}, nil

@@ -37,6 +37,8 @@ type listVariant struct {
 	name, description, path, accept string
 	params                          map[string]string
 	items                           int
+	// direct sends the request to Periscope's own port instead of kube-apiserver.
+	direct bool
 }
 
 var configMaps = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
@@ -58,12 +60,13 @@ func (e *Env) List(ctx context.Context, f Fleet, cfg ListConfig) (*results.List,
 	floor := "/api/v1/namespaces/" + floorNS + "/configmaps"
 	fromCache := map[string]string{"resourceVersion": "0"}
 	variants := []listVariant{
-		{results.VariantReadiness, "`clusterreadinesses -A`, JSON, through the aggregator", readiness, "application/json", nil, f.Clusters},
-		{results.VariantReadinessTable, "`clusterreadinesses -A` as a Table (kubectl get)", readiness, tableAccept, nil, f.Clusters},
-		{results.VariantSummaries, "`clustersummaries -A`, JSON: what a script reads today", summaries, "application/json", nil, f.Summaries},
-		{results.VariantFloor, "floor: N ConfigMaps of equal bytes, JSON, watch cache (`resourceVersion=0`)", floor, "application/json", fromCache, f.Clusters},
-		{results.VariantFloorTable, "floor as a Table, watch cache", floor, tableAccept, fromCache, f.Clusters},
-		{results.VariantFloorDefault, "floor, JSON, consistent read (no resourceVersion)", floor, "application/json", nil, f.Clusters},
+		{results.VariantReadiness, "`clusterreadinesses -A`, JSON, through the aggregator", readiness, "application/json", nil, f.Clusters, false},
+		{results.VariantReadinessTable, "`clusterreadinesses -A` as a Table (kubectl get)", readiness, tableAccept, nil, f.Clusters, false},
+		{results.VariantReadinessDirect, "`clusterreadinesses -A`, JSON, straight to Periscope's port: without the aggregator's hop", readiness, "application/json", nil, f.Clusters, true},
+		{results.VariantSummaries, "`clustersummaries -A`, JSON: what a script reads today", summaries, "application/json", nil, f.Summaries, false},
+		{results.VariantFloor, "floor: N ConfigMaps of equal bytes, JSON, watch cache (`resourceVersion=0`)", floor, "application/json", fromCache, f.Clusters, false},
+		{results.VariantFloorTable, "floor as a Table, watch cache", floor, tableAccept, fromCache, f.Clusters, false},
+		{results.VariantFloorDefault, "floor, JSON, consistent read (no resourceVersion)", floor, "application/json", nil, f.Clusters, false},
 	}
 	out := &results.List{Compression: "gzip above 128 KiB (client-go asks for it, as kubectl does)"}
 	samples := make([][]float64, len(variants))
@@ -104,6 +107,7 @@ func (e *Env) List(ctx context.Context, f Fleet, cfg ListConfig) (*results.List,
 		{Name: "clusterreadinesses / floor (JSON)", Value: stats.Ratio(med(results.VariantReadiness), med(results.VariantFloor))},
 		{Name: "clusterreadinesses / floor (Table)", Value: stats.Ratio(med(results.VariantReadinessTable), med(results.VariantFloorTable))},
 		{Name: "clustersummaries / clusterreadinesses", Value: stats.Ratio(med(results.VariantSummaries), med(results.VariantReadiness))},
+		{Name: "clusterreadinesses through the aggregator / straight to Periscope", Value: stats.Ratio(med(results.VariantReadiness), med(results.VariantReadinessDirect))},
 		{Name: "list bytes, clusterreadinesses / floor", Value: stats.Ratio(float64(out.Variant(results.VariantReadiness).Bytes), float64(out.Variant(results.VariantFloor).Bytes))},
 	}
 	return out, nil
@@ -120,7 +124,11 @@ func allDone(n int, done func(int) bool) bool {
 
 // timeList lists once and reads the whole body.
 func (e *Env) timeList(ctx context.Context, v listVariant) (int64, time.Duration, error) {
-	req := e.Raw.Get().AbsPath(v.path).SetHeader("Accept", v.accept)
+	client := e.Raw
+	if v.direct {
+		client = e.Periscope
+	}
+	req := client.Get().AbsPath(v.path).SetHeader("Accept", v.accept)
 	for k, val := range v.params {
 		req = req.Param(k, val)
 	}

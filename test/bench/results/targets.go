@@ -8,12 +8,13 @@ import (
 
 // The list variants, by name.
 const (
-	VariantReadiness      = "clusterreadinesses"
-	VariantReadinessTable = "clusterreadinesses-table"
-	VariantSummaries      = "clustersummaries"
-	VariantFloor          = "configmaps-floor"
-	VariantFloorTable     = "configmaps-floor-table"
-	VariantFloorDefault   = "configmaps-floor-consistent"
+	VariantReadiness       = "clusterreadinesses"
+	VariantReadinessTable  = "clusterreadinesses-table"
+	VariantReadinessDirect = "clusterreadinesses-direct"
+	VariantSummaries       = "clustersummaries"
+	VariantFloor           = "configmaps-floor"
+	VariantFloorTable      = "configmaps-floor-table"
+	VariantFloorDefault    = "configmaps-floor-consistent"
 )
 
 // Thresholds of the targets, and the band within which work counts as proportional.
