@@ -50,11 +50,13 @@ mkdir -p "${out}" "${LOCAL_DIR}"
 out=$(cd "${out}" && pwd)
 start=${SECONDS}
 
+status=0
 micro_flag=()
 if [[ "${BENCH_MICRO:-1}" == 1 ]]; then
-  # First, while nothing else runs on the machine.
+  # First, while nothing else runs on the machine. A failure is reported at the end; the
+  # benchmarks that ran are kept.
   echo ">> micro-benchmarks"
-  micro | tee "${out}/benchmarks-micro.txt"
+  micro | tee "${out}/benchmarks-micro.txt" || { echo "micro-benchmarks failed" >&2; status=1; }
   micro_flag=(-micro "${out}/benchmarks-micro.txt")
 fi
 
@@ -67,7 +69,6 @@ echo ">> starting the control plane in ${LOCAL_DIR}"
 LOCAL_DIR="${LOCAL_DIR}" DEMO=0 "${root}/hack/local-up.sh" > "${LOCAL_DIR}/local-up.log" 2>&1 ||
   { tail -n 20 "${LOCAL_DIR}/local-up.log" >&2; exit 1; }
 
-status=0
 "${root}/_output/bin/periscope-bench" run -local-dir "${LOCAL_DIR}" \
   -out "${out}/benchmarks.json" -markdown "${out}/benchmarks.md" -profiles "${LOCAL_DIR#"${root}/"}/profiles" "${micro_flag[@]}" || status=$?
 down

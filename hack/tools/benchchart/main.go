@@ -108,7 +108,7 @@ type chart struct {
 func (c chart) save(path string) error {
 	legendH := vg.Length(0)
 	if c.legend != nil && c.entries > 0 {
-		legendH = vg.Length(c.entries)*vg.Points(9.5) + vg.Points(8)
+		legendH = vg.Length(c.entries)*vg.Points(8.5) + vg.Points(10)
 	}
 	img := vgimg.New(c.w, c.h+legendH)
 	dc := draw.New(img)

@@ -340,7 +340,7 @@ func writeMicro(b *strings.Builder, micro []Micro) {
 		for _, u := range units {
 			other = append(other, fmt.Sprintf("%.4g %s", m.Metrics[u], u))
 		}
-		t.row(m.Package, m.Name, fmt.Sprint(m.Runs), Ms(m.Metrics["ns/op"]/1e6), Bytes(m.Metrics["B/op"]), fmt.Sprintf("%.0f", m.Metrics["allocs/op"]), strings.Join(other, ", "))
+		t.row(m.Package, m.Name, fmt.Sprint(m.Runs), Nanos(m.Metrics["ns/op"]), Bytes(m.Metrics["B/op"]), fmt.Sprintf("%.0f", m.Metrics["allocs/op"]), strings.Join(other, ", "))
 	}
 	t.write(b)
 }

@@ -224,6 +224,17 @@ func Ms(v float64) string {
 	return fmt.Sprintf("%.2f ms", v)
 }
 
+// Nanos formats a duration in nanoseconds for a table: 81 ns, 16.5 µs, 12.3 ms, 1.23 s.
+func Nanos(v float64) string {
+	switch {
+	case v >= 1e6:
+		return Ms(v / 1e6)
+	case v >= 1e3:
+		return fmt.Sprintf("%.1f µs", v/1e3)
+	}
+	return fmt.Sprintf("%.0f ns", v)
+}
+
 // Bytes formats a size: 812 B, 3.4 KiB, 12.5 MiB, 1.20 GiB.
 func Bytes(v float64) string {
 	switch {
