@@ -111,7 +111,8 @@ type Memory struct {
 	RSSBytes   int64   `json:"rssBytes"`
 	HeapBytes  int64   `json:"heapBytes"`
 	Goroutines float64 `json:"goroutines"`
-	// Per cluster and per summary: the whole heap (or RSS) divided by the count.
+	// Per cluster and per summary: the whole heap (or RSS) divided by the count, its fixed
+	// part included (Report.Baseline gives the figures above it, see PerCluster).
 	HeapPerCluster float64 `json:"heapPerCluster"`
 	HeapPerSummary float64 `json:"heapPerSummary"`
 	RSSPerCluster  float64 `json:"rssPerCluster"`
