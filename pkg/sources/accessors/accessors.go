@@ -9,6 +9,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // field walks obj along path. found is false when a step is absent or null; err reports a
@@ -96,10 +97,33 @@ func ConditionStatus(obj map[string]interface{}, condType string) (string, bool,
 // server updates on every write, status included), else its creation time. Source timestamps,
 // unlike a replica's clock, are the same on every replica.
 func LastWrite(obj metav1.Object) time.Time {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		return lastWriteUnstructured(u)
+	}
 	latest := obj.GetCreationTimestamp().Time
 	for _, mf := range obj.GetManagedFields() {
 		if mf.Time != nil && mf.Time.After(latest) {
 			latest = mf.Time.Time
+		}
+	}
+	return latest
+}
+
+// lastWriteUnstructured reads the times straight from the map: GetManagedFields would convert
+// every entry, fieldsV1 included, by reflection, which cost more than the readiness computation
+// that needs the time (see docs/benchmarks.md).
+func lastWriteUnstructured(u *unstructured.Unstructured) time.Time {
+	latest := u.GetCreationTimestamp().Time
+	md, _ := u.Object["metadata"].(map[string]interface{})
+	entries, _ := md["managedFields"].([]interface{})
+	for _, e := range entries {
+		entry, _ := e.(map[string]interface{})
+		s, _ := entry["time"].(string)
+		if s == "" {
+			continue
+		}
+		if t, err := time.Parse(time.RFC3339, s); err == nil && t.After(latest) {
+			latest = t
 		}
 	}
 	return latest

@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 func TestAccessorsNameTheBadField(t *testing.T) {
@@ -71,5 +72,18 @@ func TestLastWrite(t *testing.T) {
 	m.ManagedFields = []metav1.ManagedFieldsEntry{{Time: &later}, {Time: nil}}
 	if got := LastWrite(m); !got.Equal(later.Time) {
 		t.Errorf("with managedFields: %v, want %v", got, later)
+	}
+
+	// The unstructured fast path reads the same times, and skips what it cannot parse.
+	u := &unstructured.Unstructured{Object: map[string]interface{}{}}
+	u.SetCreationTimestamp(metav1.NewTime(created))
+	if got := LastWrite(u); !got.Equal(created) {
+		t.Errorf("unstructured without managedFields: %v, want the creation time", got)
+	}
+	u.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "a", Time: &later}, {Manager: "b"}})
+	md := u.Object["metadata"].(map[string]interface{})
+	md["managedFields"] = append(md["managedFields"].([]interface{}), map[string]interface{}{"time": "not a time"}, "not an entry")
+	if got := LastWrite(u); !got.Equal(later.Time) {
+		t.Errorf("unstructured with managedFields: %v, want %v", got, later)
 	}
 }
