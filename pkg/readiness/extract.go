@@ -31,6 +31,12 @@ func clusterBase(u *unstructured.Unstructured, t v1alpha1.ClusterType) Cluster {
 	}
 }
 
+// ClusterIdentity returns what profile matching reads of a cluster object (type, namespace,
+// name, labels), without the cost of extracting its availability and write time.
+func ClusterIdentity(u *unstructured.Unstructured, t v1alpha1.ClusterType) Cluster {
+	return Cluster{Type: t, Kind: u.GetKind(), Namespace: u.GetNamespace(), Name: u.GetName(), Labels: u.GetLabels()}
+}
+
 // ClusterFromCAPI reads a Cluster API Cluster in the shape of the version it was read in:
 // v1beta1 (status.infrastructureReady, status.controlPlaneReady, condition Ready) or v1beta2
 // and later (status.initialization.controlPlaneInitialized, condition Available). A field of

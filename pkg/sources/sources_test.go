@@ -71,6 +71,39 @@ func TestKeepFieldsTrimsToWhatIsRead(t *testing.T) {
 	}
 }
 
+func TestTrimItemsKeepsOnlyTheNamedKeysOfListItems(t *testing.T) {
+	in := &unstructured.Unstructured{Object: map[string]interface{}{
+		"apiVersion": "config.projectsveltos.io/v1beta1", "kind": "ClusterSummary",
+		"metadata": map[string]interface{}{"name": "s"},
+		"status": map[string]interface{}{
+			"featureSummaries": []interface{}{
+				map[string]interface{}{"featureID": "Helm", "status": "Provisioned", "hash": "abc", "lastAppliedTime": "2026-01-01T00:00:00Z"},
+				"not an object",
+			},
+			"dependencies": "dropped by KeepFields",
+		},
+	}}
+	original := in.DeepCopy()
+	transform := TrimItems(KeepFields([]string{"status", "featureSummaries"}),
+		ItemFields{Path: []string{"status", "featureSummaries"}, Keys: []string{"featureID", "status", "failureMessage"}},
+		ItemFields{Path: []string{"status", "absent"}, Keys: []string{"x"}})
+	out, err := transform(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _, _ := unstructured.NestedFieldNoCopy(out.(*unstructured.Unstructured).Object, "status")
+	want := map[string]interface{}{"featureSummaries": []interface{}{
+		map[string]interface{}{"featureID": "Helm", "status": "Provisioned"},
+		"not an object",
+	}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("trimmed status (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(original.Object["status"], in.Object["status"]); diff != "" {
+		t.Errorf("the input's status changed (-before +after):\n%s", diff)
+	}
+}
+
 func TestTrimWorkloadDropsThePodTemplate(t *testing.T) {
 	replicas := int32(2)
 	d := &appsv1.Deployment{

@@ -124,7 +124,7 @@ func (c *Controller) Enqueue(clusterKey string) { c.queue.Add(clusterKey) }
 
 // EnqueueAll recomputes every cluster: what the extensions check changed.
 func (c *Controller) EnqueueAll() {
-	for _, cluster := range c.clusters() {
+	for _, cluster := range c.clusterIdentities() {
 		c.queue.Add(cluster.Key())
 	}
 }
@@ -132,7 +132,7 @@ func (c *Controller) EnqueueAll() {
 // EnqueueNamespace recomputes the clusters of a namespace: its labels changed, which namespace
 // selectors of extensions read.
 func (c *Controller) EnqueueNamespace(namespace string) {
-	for _, cluster := range c.clusters() {
+	for _, cluster := range c.clusterIdentities() {
 		if cluster.Namespace == namespace {
 			c.queue.Add(cluster.Key())
 		}
@@ -165,9 +165,12 @@ func (c *Controller) SourceResources() []sources.Resource {
 		},
 		{
 			Group: ClusterSummaries.Group, Resource: ClusterSummaries.Resource, Versions: []string{"v1beta1"},
-			Transform: sources.KeepFields([]string{"status", "featureSummaries"}, []string{"status", "helmReleaseSummaries"}, []string{"status", "failureMessage"}),
-			Indexers:  cache.Indexers{SummaryClusterIndex: summaryClusterKey},
-			Handler:   c.objectHandler(c.onSummary),
+			Transform: sources.TrimItems(
+				sources.KeepFields([]string{"status", "featureSummaries"}, []string{"status", "helmReleaseSummaries"}, []string{"status", "failureMessage"}),
+				sources.ItemFields{Path: []string{"status", "featureSummaries"}, Keys: []string{"featureID", "status", "failureMessage"}},
+				sources.ItemFields{Path: []string{"status", "helmReleaseSummaries"}, Keys: []string{"releaseNamespace", "releaseName", "status", "conflictMessage"}}),
+			Indexers: cache.Indexers{SummaryClusterIndex: summaryClusterKey},
+			Handler:  c.objectHandler(c.onSummary),
 		},
 	}
 }
@@ -228,7 +231,9 @@ func (c *Controller) onProfile(old, cur *unstructured.Unstructured) {
 	}
 	c.mu.Unlock()
 	if cur != nil {
-		for _, cluster := range c.clusters() {
+		// Matching reads only identities and labels: extracting every cluster in full here
+		// made one profile event cost as much as recomputing the fleet.
+		for _, cluster := range c.clusterIdentities() {
 			if readiness.Matches(p, cluster) {
 				affected.Insert(cluster.Key())
 			}
@@ -256,7 +261,7 @@ func (c *Controller) Resync() {
 	for _, key := range c.store.Keys() {
 		c.queue.Add(trimKey(key)) // computed before: recomputed, or deleted if it is gone
 	}
-	for _, cluster := range c.clusters() {
+	for _, cluster := range c.clusterIdentities() {
 		c.queue.Add(cluster.Key())
 	}
 }
@@ -264,23 +269,24 @@ func (c *Controller) Resync() {
 // trimKey turns a store key "/ns/name" into "ns/name".
 func trimKey(storeKey string) string { return storeKey[1:] }
 
-// clusters returns every cluster, a Cluster API Cluster winning over a SveltosCluster of the
-// same namespace and name.
-func (c *Controller) clusters() []readiness.Cluster {
+// clusterIdentities returns every cluster with only what matching reads extracted (see
+// readiness.ClusterIdentity), a Cluster API Cluster winning over a SveltosCluster of the same
+// namespace and name.
+func (c *Controller) clusterIdentities() []readiness.Cluster {
 	if c.source == nil {
 		return nil
 	}
-	seen := map[string]bool{}
-	var out []readiness.Cluster
-	for _, u := range c.source.List(CAPIClusters) {
-		cl := readiness.ClusterFromCAPI(u)
+	capiClusters := c.source.List(CAPIClusters)
+	seen := make(map[string]bool, len(capiClusters))
+	out := make([]readiness.Cluster, 0, len(capiClusters))
+	for _, u := range capiClusters {
+		cl := readiness.ClusterIdentity(u, v1alpha1.ClusterTypeCapi)
 		seen[cl.Key()] = true
 		out = append(out, cl)
 	}
 	for _, u := range c.source.List(SveltosClusters) {
-		cl := readiness.ClusterFromSveltos(u)
-		if !seen[cl.Key()] {
-			out = append(out, cl)
+		if !seen[u.GetNamespace()+"/"+u.GetName()] {
+			out = append(out, readiness.ClusterIdentity(u, v1alpha1.ClusterTypeSveltos))
 		}
 	}
 	return out
