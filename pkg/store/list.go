@@ -18,6 +18,10 @@ type ListOptions struct {
 	Predicate            storage.SelectionPredicate
 	ResourceVersion      string
 	ResourceVersionMatch metav1.ResourceVersionMatch
+	// Shared returns the stored objects themselves instead of copies: the caller must not
+	// modify them. For serving, where copying every object of a large list cost about as much
+	// as encoding it (kube-apiserver's watch cache serves its objects the same way).
+	Shared bool
 }
 
 // ListResult is one page of a list.
@@ -75,8 +79,10 @@ func (s *Store) List(ctx context.Context, opts ListOptions) (ListResult, error) 
 		}
 		return ListResult{}, err
 	}
-	for i, obj := range result.Items {
-		result.Items[i] = obj.DeepCopyObject()
+	if !opts.Shared {
+		for i, obj := range result.Items {
+			result.Items[i] = obj.DeepCopyObject()
+		}
 	}
 	return result, nil
 }

@@ -77,6 +77,8 @@ type event struct {
 	obj  runtime.Object
 	prev runtime.Object
 	rv   uint64 // change counter
+	// shared holds the objects that watchers in shared mode send; nil for initial events.
+	shared *sharedEvent
 }
 
 // Store holds the objects of one resource. Objects handed to Apply belong to the store and are
@@ -139,6 +141,15 @@ func (s *Store) Get(namespace, name string) (runtime.Object, bool) {
 	return obj.DeepCopyObject(), true
 }
 
+// Stored reports whether obj is the object stored under namespace/name now (the same
+// pointer): caches of derived data (encodings) use it to drop what belongs to replaced objects.
+func (s *Store) Stored(namespace, name string, obj runtime.Object) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	cur, ok := s.objects[KeyFor(namespace, name)]
+	return ok && cur == obj
+}
+
 // Keys returns the keys of all stored objects, sorted.
 func (s *Store) Keys() []string {
 	s.mu.RLock()
@@ -167,7 +178,7 @@ func (s *Store) Apply(obj runtime.Object) (bool, error) {
 	}
 	s.counter++
 	accessor.SetResourceVersion(s.formatRV(s.counter))
-	ev := event{typ: watch.Added, key: key, obj: obj, rv: s.counter}
+	ev := event{typ: watch.Added, key: key, obj: obj, rv: s.counter, shared: &sharedEvent{}}
 	if exists {
 		ev.typ, ev.prev = watch.Modified, old
 	} else {
@@ -196,12 +207,17 @@ func (s *Store) Delete(namespace, name string) bool {
 	delete(s.objects, key)
 	i := sort.SearchStrings(s.sortedKeys, key)
 	s.sortedKeys = append(s.sortedKeys[:i], s.sortedKeys[i+1:]...)
-	s.recordLocked(event{typ: watch.Deleted, key: key, obj: tombstone, prev: old, rv: s.counter})
+	s.recordLocked(event{typ: watch.Deleted, key: key, obj: tombstone, prev: old, rv: s.counter, shared: &sharedEvent{}})
 	return true
 }
 
 func (s *Store) recordLocked(ev event) {
-	s.log.push(ev)
+	// The log keeps the change without its shared encodings: they are for the watchers of the
+	// moment, and kept for the log's length they would hold every encoding of the last
+	// EventLogSize changes in memory.
+	logged := ev
+	logged.shared = nil
+	s.log.push(logged)
 	var grace clock.Timer
 	graceOver := false
 	for w := range s.watchers {

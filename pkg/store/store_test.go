@@ -1,8 +1,10 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"testing"
 	"time"
 
@@ -299,7 +301,11 @@ func eventSummary(events []watch.Event) []string {
 			out = append(out, fmt.Sprintf("BOOKMARK@%s%v", c.ResourceVersion, c.Annotations))
 			continue
 		}
-		out = append(out, string(ev.Type)+" "+summary([]runtime.Object{ev.Object})[0])
+		obj := ev.Object
+		if co, ok := obj.(*CachingObject); ok {
+			obj = co.GetObject()
+		}
+		out = append(out, string(ev.Type)+" "+summary([]runtime.Object{obj})[0])
 	}
 	return out
 }
@@ -367,22 +373,90 @@ func TestWatch(t *testing.T) {
 		},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s := newTestStore(t)
-			history(s)
-			w, err := s.Watch(context.Background(), tt.opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer w.Stop()
-			later(s)
-			got := eventSummary(collect(t, w, len(tt.want)))
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("events (-want +got):\n%s", diff)
-			}
-			expectQuiet(t, w)
-		})
+		for _, shared := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/shared=%v", tt.name, shared), func(t *testing.T) {
+				s := newTestStore(t)
+				history(s)
+				opts := tt.opts
+				opts.Shared = shared
+				w, err := s.Watch(context.Background(), opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer w.Stop()
+				later(s)
+				events := collect(t, w, len(tt.want))
+				for _, ev := range events {
+					if _, isShared := ev.Object.(*CachingObject); ev.Type != watch.Bookmark && isShared != shared {
+						t.Errorf("%s event object is %T with shared=%v", ev.Type, ev.Object, shared)
+					}
+				}
+				if diff := cmp.Diff(tt.want, eventSummary(events)); diff != "" {
+					t.Errorf("events (-want +got):\n%s", diff)
+				}
+				expectQuiet(t, w)
+			})
+		}
 	}
+}
+
+// TestSharedWatchersEncodeEachChangeOnce: every watcher of a change gets the same object, which
+// encodes once per encoder however many watchers write it.
+func TestSharedWatchersEncodeEachChangeOnce(t *testing.T) {
+	s := newTestStore(t)
+	mustApply(t, s, cm("a", "x", "1"))
+	var watchers []watch.Interface
+	for i := 0; i < 3; i++ {
+		w, err := s.Watch(context.Background(), WatchOptions{ResourceVersion: rv(2), Predicate: pred("", ""), Shared: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Stop()
+		watchers = append(watchers, w)
+	}
+	mustApply(t, s, cm("a", "x", "2"))
+	s.Delete("a", "x")
+	encodes := map[string]int{}
+	for _, w := range watchers {
+		for _, ev := range collect(t, w, 2) {
+			co, ok := ev.Object.(*CachingObject)
+			if !ok {
+				t.Fatalf("%s event carries %T", ev.Type, ev.Object)
+			}
+			for _, id := range []runtime.Identifier{"json", "yaml"} {
+				var buf bytes.Buffer
+				err := co.CacheEncode(id, func(obj runtime.Object, w io.Writer) error {
+					encodes[string(ev.Type)+"/"+string(id)]++
+					c := obj.(*corev1.ConfigMap)
+					c.Data["v"] = "scribbled by the encoder" // must not reach the store
+					_, err := fmt.Fprintf(w, "%s:%s@%s", id, c.Name, c.ResourceVersion)
+					return err
+				}, &buf)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := fmt.Sprintf("%s:x@%s", id, map[watch.EventType]string{watch.Modified: rv(3), watch.Deleted: rv(4)}[ev.Type])
+				if buf.String() != want {
+					t.Errorf("%s %s encoded %q, want %q", ev.Type, id, buf.String(), want)
+				}
+			}
+		}
+	}
+	if diff := cmp.Diff(map[string]int{"MODIFIED/json": 1, "MODIFIED/yaml": 1, "DELETED/json": 1, "DELETED/yaml": 1}, encodes); diff != "" {
+		t.Errorf("encodes per change and encoder (-want +got):\n%s", diff)
+	}
+	page, err := s.List(context.Background(), ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Items) != 0 {
+		t.Errorf("list after the deletion: %v", summary(page.Items))
+	}
+	s.log.eachNewer(0, func(ev event) {
+		if ev.shared != nil {
+			t.Errorf("the event log keeps the shared encodings of change %d", ev.rv)
+		}
+	})
 }
 
 func TestWatchErrors(t *testing.T) {

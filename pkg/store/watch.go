@@ -24,6 +24,10 @@ type WatchOptions struct {
 	// bookmark annotated k8s.io/initial-events-end.
 	SendInitialEvents   *bool
 	AllowWatchBookmarks bool
+	// Shared sends the objects of ADDED, MODIFIED and DELETED events as *CachingObject, one per
+	// change shared by every watcher, which the API server encodes once per encoder instead of
+	// once per watcher. The caller must not modify them. Without it every event carries a copy.
+	Shared bool
 }
 
 // Watch starts a watch. It returns 400 for a malformed resource version, 410 for one this
@@ -53,6 +57,7 @@ func (s *Store) Watch(ctx context.Context, opts WatchOptions) (watch.Interface, 
 		namespace: opts.Namespace,
 		pred:      opts.Predicate,
 		bookmarks: opts.AllowWatchBookmarks,
+		shared:    opts.Shared,
 	}
 
 	s.mu.Lock()
@@ -93,6 +98,7 @@ type watcher struct {
 	namespace string
 	pred      storage.SelectionPredicate
 	bookmarks bool
+	shared    bool
 
 	backlog          []event // initial state or replayed log, sent before anything from input
 	initialEventsEnd bool
@@ -211,16 +217,40 @@ func (w *watcher) convert(ev event) (watch.Event, bool) {
 	prevMatches := ev.prev != nil && w.matches(ev.prev, ev.key)
 	switch {
 	case curMatches && prevMatches:
-		return watch.Event{Type: watch.Modified, Object: ev.obj.DeepCopyObject()}, true
+		return watch.Event{Type: watch.Modified, Object: w.current(ev)}, true
 	case curMatches:
-		return watch.Event{Type: watch.Added, Object: ev.obj.DeepCopyObject()}, true
+		return watch.Event{Type: watch.Added, Object: w.current(ev)}, true
 	case prevMatches:
-		// The client last saw prev; it is told of the deletion at this change's version.
-		gone := ev.prev.DeepCopyObject()
-		mustAccessor(gone).SetResourceVersion(w.store.formatRV(ev.rv))
-		return watch.Event{Type: watch.Deleted, Object: gone}, true
+		return watch.Event{Type: watch.Deleted, Object: w.gone(ev)}, true
 	}
 	return watch.Event{}, false
+}
+
+// current is the object of an ADDED or MODIFIED event.
+func (w *watcher) current(ev event) runtime.Object {
+	switch {
+	case !w.shared:
+		return ev.obj.DeepCopyObject()
+	case ev.shared == nil: // an initial event: seen by this watcher only
+		return newCachingObject(ev.obj)
+	}
+	ev.shared.curOnce.Do(func() { ev.shared.cur = newCachingObject(ev.obj) })
+	return ev.shared.cur
+}
+
+// gone is the object of a DELETED event: the client last saw prev; it is told of the deletion
+// at this change's version.
+func (w *watcher) gone(ev event) runtime.Object {
+	build := func() runtime.Object {
+		gone := ev.prev.DeepCopyObject()
+		mustAccessor(gone).SetResourceVersion(w.store.formatRV(ev.rv))
+		return gone
+	}
+	if !w.shared || ev.shared == nil {
+		return build()
+	}
+	ev.shared.goneOnce.Do(func() { ev.shared.gone = newCachingObject(build()) })
+	return ev.shared.gone
 }
 
 func (w *watcher) matches(obj runtime.Object, key string) bool {

@@ -36,6 +36,9 @@ type Config struct {
 	// AttrFunc returns the labels and fields that selectors are matched against.
 	AttrFunc storage.AttrFunc
 	rest.TableConvertor
+	// WrapList, when set, wraps a list for serving with the list's encoding side (CachedList),
+	// so that JSON lists reuse each object's cached encoding; nil serves plain lists.
+	WrapList func(list runtime.Object, cached CachedList) runtime.Object
 	// Ready returns an error until the sources are synced; requests are then refused with 429
 	// and a Retry-After, as kube-apiserver does while its watch cache initializes, instead of
 	// answering from an empty store.
@@ -45,7 +48,8 @@ type Config struct {
 // REST is the rest.Storage of a read-only resource. It implements no write verb, so the API
 // server answers every write with 405 Method Not Allowed.
 type REST struct {
-	cfg Config
+	cfg       Config
+	encodings *EncodingCache
 }
 
 var (
@@ -61,7 +65,13 @@ var (
 )
 
 // New returns the REST storage for cfg.
-func New(cfg Config) *REST { return &REST{cfg: cfg} }
+func New(cfg Config) *REST {
+	r := &REST{cfg: cfg}
+	if cfg.WrapList != nil {
+		r.encodings = NewEncodingCache(cfg.Store)
+	}
+	return r
+}
 
 func (r *REST) New() runtime.Object     { return r.cfg.NewFunc() }
 func (r *REST) NewList() runtime.Object { return r.cfg.NewListFunc() }
@@ -113,6 +123,8 @@ func (r *REST) List(ctx context.Context, options *metainternalversion.ListOption
 		Predicate:            r.predicate(options),
 		ResourceVersion:      options.ResourceVersion,
 		ResourceVersionMatch: options.ResourceVersionMatch,
+		// Nothing on the serving path modifies the objects: no copies.
+		Shared: true,
 	})
 	if err != nil {
 		return nil, err
@@ -128,6 +140,9 @@ func (r *REST) List(ctx context.Context, options *metainternalversion.ListOption
 	listMeta.SetResourceVersion(page.ResourceVersion)
 	listMeta.SetContinue(page.Continue)
 	listMeta.SetRemainingItemCount(page.RemainingItemCount)
+	if r.cfg.WrapList != nil {
+		return r.cfg.WrapList(list, NewCachedList(list, page.Items, r.encodings)), nil
+	}
 	return list, nil
 }
 
@@ -145,6 +160,8 @@ func (r *REST) Watch(ctx context.Context, options *metainternalversion.ListOptio
 		ResourceVersion:     options.ResourceVersion,
 		SendInitialEvents:   options.SendInitialEvents,
 		AllowWatchBookmarks: options.AllowWatchBookmarks,
+		// One encoding per change and encoder, not per watcher.
+		Shared: true,
 	})
 }
 

@@ -44,8 +44,22 @@ func NewREST(s *store.Store, ready func() error, clk clock.PassiveClock) *readon
 		NewListFunc:     func() runtime.Object { return &v1alpha1.ClusterReadinessList{} },
 		AttrFunc:        Attrs,
 		TableConvertor:  Table(clk),
+		WrapList:        wrapList,
 		Ready:           ready,
 	})
+}
+
+// cachedList is a ClusterReadinessList that the API server's JSON encoder writes from each
+// object's cached encoding (readonly.CachedList); everything else sees the typed list.
+type cachedList struct {
+	*v1alpha1.ClusterReadinessList
+	readonly.CachedList
+}
+
+func wrapList(list runtime.Object, cached readonly.CachedList) runtime.Object {
+	l := list.(*v1alpha1.ClusterReadinessList)
+	l.TypeMeta = metav1.TypeMeta{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: "ClusterReadinessList"}
+	return &cachedList{ClusterReadinessList: l, CachedList: cached}
 }
 
 // Attrs returns the labels and the selectable fields of a ClusterReadiness.
