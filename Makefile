@@ -53,7 +53,7 @@ help:
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 14
 
 .PHONY: bench
-bench: ## Benchmarks at N=1,000 and 5,000 clusters into docs/benchmarks.md (about 25 minutes; not part of make test).
+bench: ## Benchmarks at N=1,000 and 5,000 clusters into docs/benchmarks.md (about 12 minutes on 2 cores; not part of make test).
 	hack/bench.sh
 
 .PHONY: bench-micro
