@@ -151,21 +151,24 @@ for f in namespace serviceaccount clusterrole-sources clusterrolebinding-sources
   role-leader-election rolebinding-leader-election role-extension-registrations rolebinding-extension-registrations; do
   "${kubectl[@]}" apply -f "${root}/artifacts/${f}.yaml" >/dev/null
 done
-# The Service reaches Periscope on loopback: the aggregator dials localhost:<port> and checks
-# the serving certificate for periscope.periscope-system.svc.
-"${kubectl[@]}" apply -f - >/dev/null <<YAML
+loopback_service() { # loopback_service NAME PORT: a Service in periscope-system that sends clients to localhost:PORT
+  "${kubectl[@]}" apply -f - >/dev/null <<YAML
 apiVersion: v1
 kind: Service
 metadata:
-  name: periscope
+  name: $1
   namespace: periscope-system
 spec:
   type: ExternalName
   externalName: localhost
   ports:
   - name: https
-    port: ${periscope_port}
+    port: $2
 YAML
+}
+# The Service reaches Periscope on loopback: the aggregator dials localhost:<port> and checks
+# the serving certificate for periscope.periscope-system.svc.
+loopback_service periscope "${periscope_port}"
 
 # Periscope runs as its ServiceAccount, so the artifacts' RBAC is what it gets.
 wait_for "the periscope ServiceAccount" 30 "${kubectl[@]}" get serviceaccount periscope -n periscope-system
@@ -192,19 +195,7 @@ if [[ "${DEMO}" == 1 ]]; then
   start approval-extension "${bin}/approval-extension" --kubeconfig "${kubeconfig}" \
     --bind-address "127.0.0.1:${extension_port}" \
     --tls-cert-file "${pki}/approval-extension.crt" --tls-key-file "${pki}/approval-extension.key" --v 2
-  "${kubectl[@]}" apply -f - >/dev/null <<YAML
-apiVersion: v1
-kind: Service
-metadata:
-  name: approval-extension
-  namespace: periscope-system
-spec:
-  type: ExternalName
-  externalName: localhost
-  ports:
-  - name: https
-    port: ${extension_port}
-YAML
+  loopback_service approval-extension "${extension_port}"
   # The registration of examples/, with the local CA and port filled in.
   ca_bundle=$(base64 -w0 < "${pki}/periscope-ca.crt")
   sed -e "s|caBundle: .*|caBundle: ${ca_bundle}|" -e "s|port: 443|port: ${extension_port}|" \
