@@ -248,6 +248,17 @@ func Render(o Options) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Periscope's go.sum holds the checksums of every module the project can need (pkg/extension
+	// and, through the replace, Periscope's module graph), verified when Periscope was built.
+	// Starting from it, `go mod tidy` keeps what the project uses and needs neither the checksum
+	// database nor the network for them.
+	sums, err := os.ReadFile(filepath.Join(o.PeriscopePath, "go.sum"))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("reading Periscope's go.sum: %w", err)
+	}
+	if len(sums) > 0 {
+		files["go.sum"] = sums
+	}
 	return files, nil
 }
 

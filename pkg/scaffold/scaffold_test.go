@@ -138,7 +138,7 @@ func TestGeneratedProjectBuilds(t *testing.T) {
 	want := []string{
 		".dockerignore", ".gitignore", "Dockerfile", "Makefile", "README.md",
 		"deploy/certificate.yaml", "deploy/deployment.yaml", "deploy/registration.yaml", "deploy/service.yaml", "deploy/serviceaccount.yaml",
-		"go.mod", "main.go", "main_test.go",
+		"go.mod", "go.sum", "main.go", "main_test.go",
 	}
 	if diff := cmp.Diff(want, files); diff != "" {
 		t.Errorf("files (-want +got):\n%s", diff)
