@@ -88,6 +88,10 @@ type Controller struct {
 	// profiles caches the extracted profiles by key, updated on profile events, so that a
 	// recomputation does not parse every profile again.
 	profiles map[string]readiness.Profile
+	// profileList is profiles as a slice, rebuilt after a profile change (nil until then) and
+	// shared read-only by the computations: copying 40 profiles into every computation was a
+	// fifth of its cost at start-up.
+	profileList []readiness.Profile
 	// matchedBy records, per profile key, the clusters it matched when they were last computed.
 	matchedBy map[string]sets.Set[string]
 	// matches is the reverse: per cluster key, the profiles it matched.
@@ -222,11 +226,13 @@ func (c *Controller) onProfile(old, cur *unstructured.Unstructured) {
 		key := readiness.ProfileFromUnstructured(old).Key()
 		affected = affected.Union(c.matchedBy[key])
 		delete(c.profiles, key)
+		c.profileList = nil
 	}
 	var p readiness.Profile
 	if cur != nil {
 		p = readiness.ProfileFromUnstructured(cur)
 		c.profiles[p.Key()] = p
+		c.profileList = nil
 		affected = affected.Union(c.matchedBy[p.Key()])
 	}
 	c.mu.Unlock()
@@ -249,6 +255,7 @@ func (c *Controller) onProfile(old, cur *unstructured.Unstructured) {
 func (c *Controller) Resync() {
 	c.mu.Lock()
 	c.profiles = map[string]readiness.Profile{}
+	c.profileList = nil
 	if c.source != nil {
 		for _, gr := range []schema.GroupResource{ClusterProfiles, Profiles} {
 			for _, u := range c.source.List(gr) {
@@ -367,12 +374,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	c.computations.Add(1)
 	metrics.ClusterReadinessComputations.Inc()
 
-	in := readiness.Input{Cluster: cluster}
-	c.mu.Lock()
-	for _, p := range c.profiles {
-		in.Profiles = append(in.Profiles, p)
-	}
-	c.mu.Unlock()
+	in := readiness.Input{Cluster: cluster, Profiles: c.currentProfiles()}
 	for _, u := range c.source.ByIndex(ClusterSummaries, SummaryClusterIndex, key) {
 		in.Summaries = append(in.Summaries, readiness.SummaryFromUnstructured(u))
 	}
@@ -408,6 +410,19 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		}
 	}
 	return nil
+}
+
+// currentProfiles returns every profile; the slice is shared and must not be modified.
+func (c *Controller) currentProfiles() []readiness.Profile {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.profileList == nil {
+		c.profileList = make([]readiness.Profile, 0, len(c.profiles))
+		for _, p := range c.profiles {
+			c.profileList = append(c.profileList, p)
+		}
+	}
+	return c.profileList
 }
 
 func (c *Controller) setMatches(clusterKey string, profiles []string) {
