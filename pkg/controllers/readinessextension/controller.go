@@ -290,7 +290,7 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 		if err != nil {
 			st.invalid, st.discovered, st.handlers, st.discoveryError = err.Error(), false, nil, ""
 			c.closeCaller(st)
-			c.warn(cm, st, ReasonInvalidRegistration, "Validate", err.Error())
+			st.warning = [3]string{ReasonInvalidRegistration, "Validate", err.Error()}
 			c.setExtension(name, st, false)
 			return c.apply(cm, st)
 		}
@@ -329,7 +329,7 @@ func (c *Controller) discover(ctx context.Context, cm *corev1.ConfigMap, st *sta
 	fail := func(reason string, err error) {
 		metrics.ExtensionDiscoveries.WithLabelValues(st.reg.Name, reason).Inc()
 		st.discoveryError = err.Error()
-		c.warn(cm, st, ReasonDiscoveryFailed, "Discover", err.Error())
+		st.warning = [3]string{ReasonDiscoveryFailed, "Discover", err.Error()}
 		klog.InfoS("Discovering a readiness extension failed", "registration", st.reg.Name, "err", err)
 	}
 	base, serverName, err := st.reg.ClientConfig.BaseURL(func(namespace, name string, port int32) (string, error) {
@@ -442,12 +442,7 @@ func (c *Controller) remove(name string) {
 	}
 }
 
-// warn notes the problem to record as an Event on the ConfigMap; flushWarning records it.
-func (c *Controller) warn(_ *corev1.ConfigMap, st *state, reason, action, note string) {
-	st.warning = [3]string{reason, action, note}
-}
-
-// flushWarning records the noted problem once, retrying later when this replica does not lead.
+// flushWarning records the problem noted in st.warning as an Event on the ConfigMap, once, retrying later when this replica does not lead.
 func (c *Controller) flushWarning(cm *corev1.ConfigMap, st *state) {
 	if c.cfg.Warner == nil || st.warning[0] == "" || st.warning == st.recorded {
 		return

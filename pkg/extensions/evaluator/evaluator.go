@@ -262,14 +262,18 @@ func (e *Evaluator) Checks(cluster readiness.Cluster, base []metav1.Condition) [
 			}
 			continue
 		}
+		var req *extension.ClusterReadinessCheckRequest
+		var hash string
+		if applies { // one request for all of the extension's handlers
+			req = request(cluster, base, st.ext.Settings)
+			hash = hashOf(st.ext.Generation, req)
+		}
 		for name := range st.handlers {
 			ck := checkKey{cluster: key, handler: name}
 			if !applies {
 				delete(st.checks, ck)
 				continue
 			}
-			req := request(cluster, base, st.ext.Settings)
-			hash := hashOf(st.ext.Generation, req)
 			c := st.checks[ck]
 			if c == nil {
 				c = &check{result: v1alpha1.CheckResult{Extension: st.ext.Name, Handler: name, Reason: readiness.CheckReasonPending,

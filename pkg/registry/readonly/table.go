@@ -7,7 +7,17 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/duration"
+	"k8s.io/utils/clock"
 )
+
+// Age is an AGE cell: how long ago t was, as kubectl prints it, or <unknown> without a time.
+func Age(clk clock.PassiveClock, t metav1.Time) string {
+	if t.IsZero() {
+		return "<unknown>"
+	}
+	return duration.HumanDuration(clk.Since(t.Time))
+}
 
 // TableConvertor renders objects as rows of fixed columns. Cells returns one row's cells in
 // column order; columns with Priority 1 are shown by `kubectl get -o wide` only.

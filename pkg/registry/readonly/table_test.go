@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	clocktesting "k8s.io/utils/clock/testing"
 )
 
 var convertor = TableConvertor{
@@ -75,5 +77,16 @@ func TestConvertToTable(t *testing.T) {
 	}
 	if _, err := convertor.ConvertToTable(context.Background(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s"}}, nil); err == nil {
 		t.Error("a wrong object type must be an error, not a panic")
+	}
+}
+
+func TestAge(t *testing.T) {
+	now := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
+	clk := clocktesting.NewFakePassiveClock(now)
+	if got := Age(clk, metav1.NewTime(now.Add(-90*time.Minute))); got != "90m" {
+		t.Errorf("Age = %q, want 90m", got)
+	}
+	if got := Age(clk, metav1.Time{}); got != "<unknown>" {
+		t.Errorf("Age of no time = %q, want <unknown>", got)
 	}
 }

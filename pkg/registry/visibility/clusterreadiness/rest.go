@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/apiserver/pkg/storage"
 	"k8s.io/utils/clock"
 
@@ -96,10 +95,7 @@ func Table(clk clock.PassiveClock) readonly.TableConvertor {
 			if cond := meta.FindStatusCondition(c.Status.Conditions, "Ready"); cond != nil {
 				ready, reason = string(cond.Status), cond.Reason
 			}
-			age := "<unknown>"
-			if !c.CreationTimestamp.IsZero() {
-				age = duration.HumanDuration(clk.Since(c.CreationTimestamp.Time))
-			}
+			age := readonly.Age(clk, c.CreationTimestamp)
 			passed := 0
 			for _, check := range c.Status.Checks {
 				if check.Ready {

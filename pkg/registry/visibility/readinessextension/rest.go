@@ -8,7 +8,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/apiserver/pkg/storage"
 	"k8s.io/utils/clock"
 
@@ -74,17 +73,10 @@ func Table(clk clock.PassiveClock) readonly.TableConvertor {
 				e.Name, ready,
 				fmt.Sprintf("%d/%d", healthy, len(e.Status.Handlers)),
 				reason,
-				age(clk, e.CreationTimestamp),
+				readonly.Age(clk, e.CreationTimestamp),
 				e.Spec.Endpoint,
 				strings.TrimSpace(message),
 			}, nil
 		},
 	}
-}
-
-func age(clk clock.PassiveClock, t metav1.Time) string {
-	if t.IsZero() {
-		return "<unknown>"
-	}
-	return duration.HumanDuration(clk.Since(t.Time))
 }
